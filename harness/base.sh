@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Make sure the pristine base kernel is extracted under build/base/linux as a
+# git repository whose commit tagged "base" is the unmodified source.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+install_packages() {
+	local missing=()
+	local pkg
+
+	for pkg in "$@"; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+			grep -q 'install ok installed' || missing+=("$pkg")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		die "missing packages: ${missing[*]}; run as root:
+    apt-get update && apt-get install -y ${missing[*]}"
+	fi
+	note "installing ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# Everything the harness needs on the host, in one place.
+install_packages linux-source-6.12 build-essential flex bison bc libelf-dev \
+	libssl-dev cpio xz-utils ccache qemu-system-x86 busybox-static \
+	bash-static kmod git python3 perl rsync
+
+[ -f "$BASE_TARBALL" ] || die "$BASE_TARBALL missing after installing linux-source-6.12"
+
+stamp=$BUILD/base/extracted
+want="$(stat -c '%s %Y' "$BASE_TARBALL")"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
+   git -C "$BASE_DIR" rev-parse -q --verify base >/dev/null 2>&1; then
+	exit 0
+fi
+
+note "extracting $BASE_TARBALL"
+rm -rf "$BUILD/base"
+mkdir -p "$BUILD/base/tmp"
+tar -C "$BUILD/base/tmp" -xf "$BASE_TARBALL"
+mv "$BUILD/base/tmp/"linux-source-6.12 "$BASE_DIR"
+rmdir "$BUILD/base/tmp"
+
+v=$(make -s -C "$BASE_DIR" kernelversion)
+if [ "$v" != "$BASE_VERSION" ]; then
+	echo "WARNING: tarball is $v, harness/base-version says $BASE_VERSION" >&2
+fi
+echo "$v" > "$BUILD/base/VERSION"
+
+note "committing the pristine $v tree"
+git -C "$BASE_DIR" init -q -b "base-$v"
+git -C "$BASE_DIR" -c core.autocrlf=false add -A -f .
+git -C "$BASE_DIR" -c user.name=damon-perf -c user.email=harness@localhost \
+	commit -q -m "Linux $v (Debian linux-source-6.12)"
+git -C "$BASE_DIR" tag base
+echo "$want" > "$stamp"
