@@ -1,0 +1,163 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the in-guest tests.  Sourced by each test script.
+
+DAMON_ADMIN=/sys/kernel/mm/damon/admin
+BIN=/opt/damon-perf/bin
+NR_PASS=0
+NR_FAIL=0
+WORKLOAD_PID=
+
+pass() {
+	NR_PASS=$((NR_PASS + 1))
+	echo "[PASS] $*"
+}
+
+fail() {
+	NR_FAIL=$((NR_FAIL + 1))
+	echo "[FAIL] $*"
+}
+
+# check DESCRIPTION COMMAND...: pass if COMMAND succeeds.
+check() {
+	local desc=$1
+
+	shift
+	if "$@"; then
+		pass "$desc"
+	else
+		fail "$desc"
+	fi
+}
+
+# poll SECONDS COMMAND...: run COMMAND until it succeeds or the deadline
+# passes; the deadline is generous so that slow (debug, TCG) kernels pass.
+poll() {
+	local deadline=$((SECONDS + $1))
+
+	shift
+	while ! "$@"; do
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.2
+	done
+}
+
+finish() {
+	echo "guest summary: $NR_PASS passed, $NR_FAIL failed"
+	[ $NR_FAIL -eq 0 ]
+}
+
+# start_workload ARGS...: start hotcold in the background and read back its
+# ranges into HOT_START, HOT_END, COLD_START, COLD_END (decimal).
+start_workload() {
+	local info=/tmp/hotcold.$$.info key a b
+
+	rm -f "$info"
+	"$BIN/hotcold" -i "$info" "$@" &
+	WORKLOAD_PID=$!
+	poll 30 test -s "$info" || { echo "workload did not start"; return 1; }
+	while read -r key a b; do
+		case $key in
+		hot) HOT_START=$((16#$a)); HOT_END=$((16#$b)) ;;
+		cold) COLD_START=$((16#$a)); COLD_END=$((16#$b)) ;;
+		esac
+	done <"$info"
+	echo "workload pid $WORKLOAD_PID: hot [$HOT_START, $HOT_END) cold [$COLD_START, $COLD_END)"
+}
+
+stop_workload() {
+	[ -n "$WORKLOAD_PID" ] || return 0
+	kill "$WORKLOAD_PID" 2>/dev/null || true
+	wait "$WORKLOAD_PID" 2>/dev/null || true
+	WORKLOAD_PID=
+}
+
+# kdamond_dir K: sysfs directory of kdamond K.
+kdamond_dir() {
+	echo "$DAMON_ADMIN/kdamonds/$1"
+}
+
+# damon_setup_vaddr K PID: kdamond K monitors PID's virtual address space
+# with one "stat" scheme matching every region, so tried_regions shows all.
+damon_setup_vaddr() {
+	local kd ctx
+
+	kd=$(kdamond_dir "$1")
+	echo 1 >"$kd/contexts/nr_contexts"
+	ctx=$kd/contexts/0
+	echo vaddr >"$ctx/operations"
+	echo 1 >"$ctx/targets/nr_targets"
+	echo "$2" >"$ctx/targets/0/pid_target"
+	echo 1 >"$ctx/schemes/nr_schemes"
+	echo stat >"$ctx/schemes/0/action"
+	# The access pattern ranges default to [0, 0]; widen them to match all.
+	echo 18446744073709551615 >"$ctx/schemes/0/access_pattern/sz/max"
+	echo 4294967295 >"$ctx/schemes/0/access_pattern/nr_accesses/max"
+	echo 4294967295 >"$ctx/schemes/0/access_pattern/age/max"
+}
+
+damon_stop_all() {
+	local kd
+
+	for kd in "$DAMON_ADMIN"/kdamonds/[0-9]*; do
+		[ -d "$kd" ] || continue
+		[ "$(cat "$kd/state")" = on ] && echo off >"$kd/state"
+	done
+	echo 0 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
+}
+
+# tried_regions K: print "start end nr_accesses age" for every region of
+# kdamond K's first scheme, freshly updated.
+tried_regions() {
+	local kd r
+
+	kd=$(kdamond_dir "$1")
+	echo update_schemes_tried_regions >"$kd/state" || return 1
+	for r in "$kd"/contexts/0/schemes/0/tried_regions/[0-9]*; do
+		[ -d "$r" ] || continue
+		echo "$(cat "$r/start") $(cat "$r/end") $(cat "$r/nr_accesses") $(cat "$r/age")"
+	done
+}
+
+# hot_range_found K: true when the regions of kdamond K with the highest
+# nr_accesses overlap the hot range, that maximum is positive, and every
+# region that overlaps the cold range but not the hot range reads zero (at
+# least one does; a region spanning both counts against the cold range).
+# Leaves the evidence in /tmp/regions.
+hot_range_found() {
+	local max=0 hot_max=0 cold_n=0 cold_bad=0 s e n a
+
+	tried_regions "$1" >/tmp/regions || return 1
+	while read -r s e n a; do
+		[ "$n" -gt "$max" ] && max=$n
+		if [ "$s" -lt "$HOT_END" ] && [ "$e" -gt "$HOT_START" ] &&
+		   [ "$n" -gt "$hot_max" ]; then
+			hot_max=$n
+		fi
+		if [ "$s" -lt "$COLD_END" ] && [ "$e" -gt "$COLD_START" ]; then
+			cold_n=$((cold_n + 1))
+			[ "$n" -eq 0 ] || cold_bad=$((cold_bad + 1))
+		fi
+	done </tmp/regions
+	echo "regions=$(wc -l </tmp/regions) max=$max hot_max=$hot_max cold_regions=$cold_n cold_nonzero=$cold_bad" >/tmp/regions.summary
+	[ "$max" -gt 0 ] && [ "$hot_max" -eq "$max" ] && [ "$cold_n" -gt 0 ] &&
+		[ "$cold_bad" -eq 0 ]
+}
+
+# show_regions [N]: the N hottest regions from the last hot_range_found,
+# each marked with the workload range it overlaps.
+show_regions() {
+	local s e n a where
+
+	cat /tmp/regions.summary 2>/dev/null
+	sort -k3 -n -r /tmp/regions 2>/dev/null | head -n "${1:-5}" |
+		while read -r s e n a; do
+			where=
+			[ "$s" -lt "$HOT_END" ] && [ "$e" -gt "$HOT_START" ] &&
+				where="$where <- overlaps hot range"
+			[ "$s" -lt "$COLD_END" ] && [ "$e" -gt "$COLD_START" ] &&
+				where="$where <- overlaps cold range"
+			printf '  %x-%x nr_accesses=%-3s age=%-4s%s\n' \
+				"$s" "$e" "$n" "$a" "$where"
+		done
+}

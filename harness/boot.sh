@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# boot.sh [-k CONFIG] [-t SECONDS] [-n NAME] [-a APPEND] -- COMMAND...
+#
+# Boot build/obj/CONFIG's bzImage in QEMU (TCG, 4 CPUs, 1G) with the base
+# initramfs plus a second archive holding COMMAND, and exit with COMMAND's
+# exit status as printed by the guest init.  The console log is kept in
+# build/logs/NAME.log and scanned: a panic, Oops, BUG, WARNING, KASAN,
+# lockdep or kmemleak report fails the run even if COMMAND passed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+config="test"
+timeout=300
+name=
+append=
+while getopts k:t:n:a: opt; do
+	case $opt in
+	k) config=$OPTARG ;;
+	t) timeout=$OPTARG ;;
+	n) name=$OPTARG ;;
+	a) append=$OPTARG ;;
+	*) die "usage: $0 [-k CONFIG] [-t SECONDS] [-n NAME] [-a APPEND] -- COMMAND..." ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || die "no guest command given"
+[ -n "$name" ] || name=boot-$config
+
+kernel=$OBJ_ROOT/$config/arch/x86/boot/bzImage
+[ -f "$kernel" ] || die "$kernel missing; build config $config first"
+[ -f "$BUILD/initramfs.cpio" ] || die "initramfs missing; run initramfs.sh"
+
+mkdir -p "$LOG_DIR"
+log=$LOG_DIR/$name.log
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+nonce=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+printf '%s\n' "$*" >"$work/cmd"
+echo "$nonce" >"$work/nonce"
+printf '%s\n' "file /run/cmd $work/cmd 0755 0 0" \
+	"file /run/nonce $work/nonce 0644 0 0" >"$work/list"
+cat "$BUILD/initramfs.cpio" >"$work/initrd"
+"$BUILD/gen_init_cpio" "$work/list" >>"$work/initrd"
+
+set +e
+timeout -k 10 "$timeout" qemu-system-x86_64 -accel tcg -smp 4 -m 1G \
+	-nographic -no-reboot -kernel "$kernel" -initrd "$work/initrd" \
+	-append "console=ttyS0 panic=-1 rdinit=/init loglevel=7 $append" \
+	</dev/null >"$log" 2>&1
+qrc=$?
+set -e
+
+# Pass through what the console printed once the guest command started.
+tr -d '\r' <"$log" | sed -n "/^@@guest-start $nonce@@\$/,\$p" |
+	grep -v "^@@guest-.*$nonce" || true
+
+if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+	echo "boot: timed out after ${timeout}s (log: $log)" >&2
+	exit 124
+fi
+status=0
+if ! "$TOP/harness/scan-log.sh" "$log"; then
+	echo "boot: kernel reported a problem (log: $log)" >&2
+	status=125
+fi
+rc=$(tr -d '\r' <"$log" | sed -n "s/^@@guest-exit $nonce rc=\([0-9]*\)@@\$/\1/p" | tail -n 1)
+if [ -z "$rc" ]; then
+	echo "boot: guest never reported an exit status (log: $log)" >&2
+	exit 126
+fi
+[ "$status" -eq 0 ] || exit "$status"
+exit "$rc"
