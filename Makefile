@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0
+# damon-perf: build the patched kernel, boot it under QEMU, run the tests.
+
+.PHONY: all demo check base apply kernel initramfs clean distclean
+
+all: kernel
+
+demo:
+	@bash harness/demo.sh
+
+check:
+	@bash harness/check.sh
+
+base:
+	@bash harness/base.sh
+
+apply:
+	@bash harness/apply.sh
+
+kernel:
+	@bash harness/prepare.sh test configs/test.config
+
+initramfs:
+	@bash harness/initramfs.sh
+
+clean:
+	rm -rf build/obj build/logs build/initramfs build/initramfs.cpio
+
+distclean:
+	rm -rf build

@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make check: set everything up, build the test kernel, boot it and run every
+# test.  Prints one [PASS]/[FAIL] line per test and a final
+# "N passed, N failed" line; exits non-zero if anything failed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+NR_PASS=0
+NR_FAIL=0
+FAILED=()
+mkdir -p "$LOG_DIR"
+start=$SECONDS
+
+report() {
+	echo
+	if [ ${#FAILED[@]} -gt 0 ]; then
+		echo "failed: ${FAILED[*]}"
+	fi
+	echo "check took $((SECONDS - start))s on base $(cat "$BUILD/base/VERSION" 2>/dev/null || echo '?')"
+	echo "$NR_PASS passed, $NR_FAIL failed"
+}
+trap report EXIT
+
+# t NAME COMMAND...: one test; its output goes to build/logs/check-NAME.out
+# and is shown only when it fails.
+t() {
+	local name=$1 out=$LOG_DIR/check-$1.out t0=$SECONDS
+
+	shift
+	if "$@" >"$out" 2>&1; then
+		NR_PASS=$((NR_PASS + 1))
+		echo "[PASS] $name ($((SECONDS - t0))s)"
+	else
+		NR_FAIL=$((NR_FAIL + 1))
+		FAILED+=("$name")
+		echo "[FAIL] $name ($((SECONDS - t0))s); last lines of $out:"
+		tail -n 30 "$out" | sed 's/^/    /'
+	fi
+}
+
+# A stage that later tests need: on failure stop here (the report still runs).
+stage() {
+	t "$@"
+	[ "${FAILED[*]:-}" = "" ] || exit 1
+}
+
+# expect_rc RC COMMAND...: COMMAND must exit with exactly RC.
+expect_rc() {
+	local want=$1 rc=0
+
+	shift
+	"$@" || rc=$?
+	echo "exit status $rc, expected $want"
+	[ "$rc" -eq "$want" ]
+}
+
+test_scan_log() {
+	local f bad=0
+
+	for f in "$TOP"/tests/host/scan-log/*.log; do
+		case $(basename "$f") in
+		clean.log)
+			"$TOP/harness/scan-log.sh" "$f" || { echo "clean log flagged: $f"; bad=1; } ;;
+		*)
+			! "$TOP/harness/scan-log.sh" "$f" 2>/dev/null || { echo "missed: $f"; bad=1; } ;;
+		esac
+	done
+	return $bad
+}
+
+test_config_rejects_unmet() {
+	local out
+
+	if out=$("$TOP/harness/config.sh" cfgtest "$TOP/tests/host/unsatisfiable.config" 2>&1); then
+		echo "config.sh accepted an unsatisfiable fragment"
+		return 1
+	fi
+	echo "$out"
+	grep -q 'CONFIG_DAMON_SYSFS wanted y, got n' <<<"$out"
+}
+
+test_base_version() {
+	local v
+
+	v=$(cat "$BUILD/base/VERSION")
+	echo "extracted $v, recorded $BASE_VERSION"
+	[ "$v" = "$BASE_VERSION" ] && grep -q "$BASE_VERSION" "$TOP/README"
+}
+
+test_kunit() {
+	local log=$LOG_DIR/kunit.log
+
+	"$TOP/harness/boot.sh" -n kunit -a kunit.enable=1 -- true || return 1
+	python3 "$SRC_DIR/tools/testing/kunit/kunit.py" parse "$log" |
+		tee "$LOG_DIR/kunit.parsed"
+	grep -q 'Testing complete. Ran [1-9][0-9]* tests: passed: [1-9]' "$LOG_DIR/kunit.parsed" &&
+		! grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$LOG_DIR/kunit.parsed"
+}
+
+guest() {
+	"$TOP/harness/boot.sh" -n "$1" -- "/opt/damon-perf/tests/$1.sh"
+}
+
+t scan-log test_scan_log
+stage prepare "$TOP/harness/prepare.sh" test "$TOP/configs/test.config"
+t base-version test_base_version
+t config-rejects-unmet test_config_rejects_unmet
+t boot-returns-guest-status expect_rc 7 "$TOP/harness/boot.sh" -n status -- 'exit 7'
+t boot-fails-on-warning expect_rc 125 "$TOP/harness/boot.sh" -n warning -- \
+	'echo "WARNING: CPU: 0 PID: 1 at injected/by/test.c:1" >/dev/kmsg'
+t boot-timeout expect_rc 124 "$TOP/harness/boot.sh" -n timeout -t 30 -- 'sleep 600'
+t kunit test_kunit
+t smoke guest smoke
+
+[ $NR_FAIL -eq 0 ]
