@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # damon-perf: build the patched kernel, boot it under QEMU, run the tests.
 
-.PHONY: all demo check base apply kernel initramfs clean distclean
+.PHONY: all demo check base apply export kernel initramfs clean distclean
 
 all: kernel
 
@@ -16,6 +16,9 @@ base:
 
 apply:
 	@bash harness/apply.sh
+
+export:
+	@bash harness/export.sh
 
 kernel:
 	@bash harness/prepare.sh test configs/test.config

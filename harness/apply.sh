@@ -18,6 +18,11 @@ if [ ! -d "$SRC_DIR/.git" ]; then
 fi
 
 cd "$SRC_DIR"
+# Edits made by hand in build/src would be lost: make export keeps them.
+if [ -n "$(git status --porcelain)" ] && [ "${FORCE:-0}" != 1 ]; then
+	git status --short | head -n 10 >&2
+	die "$SRC_DIR has edits that are not in the repository; run 'make export' to keep them, or FORCE=1 to drop them"
+fi
 git checkout -q -f --detach base
 git clean -q -f -d -x
 
