@@ -1,0 +1,1212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DAMON access checks from perf event samples.
+ *
+ * A context with perf events gets one kernel counter per online CPU for each
+ * of them.  Their overflow handler sorts out the samples that carry a usable
+ * address and reports those to damon_report_access(), which stores a compact
+ * record in a per-CPU single-producer/single-consumer ring of the context.
+ * Once per sampling interval the kdamond drains every CPU's ring, matches each
+ * record to a target and a region, and counts a region that got at least one
+ * sample in the interval as accessed in that interval, in place of the page
+ * table Accessed bit check.
+ *
+ * The stages, in the order a sample passes them, are event create, bind and
+ * enable (damon_perf_cpu_online() and damon_perf_enable()), sampling
+ * (damon_perf_overflow()), ring (damon_perf_ring_push()), drain
+ * (damon_perf_drain_cpu()) and match & update (damon_perf_match() and
+ * damon_perf_check_accesses()).
+ */
+
+#define pr_fmt(fmt) "damon-perf: " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/damon.h>
+#include <linux/kstrtox.h>
+#include <linux/mm.h>
+#include <linux/perf_event.h>
+#include <linux/rculist.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include <asm/local.h>
+
+#include "perf.h"
+#include "perf_observe.h"
+
+/*
+ * Ring capacity in records.  A power of two, so that the free-running
+ * positions wrap without a division; 1024 records of 32 bytes make 32 KiB per
+ * CPU and context, enough for about 200,000 samples per second per CPU at the
+ * default 5 ms sampling interval.
+ */
+#define DAMON_PERF_RING_ORDER	10
+#define DAMON_PERF_RING_SIZE	(1UL << DAMON_PERF_RING_ORDER)
+#define DAMON_PERF_RING_MASK	(DAMON_PERF_RING_SIZE - 1)
+
+/* Records are handed back to the producer in batches of this many. */
+#define DAMON_PERF_DRAIN_BATCH	16
+
+#define DAMON_PERF_REC_WRITE	BIT(0)
+
+struct damon_perf_record {
+	u64 addr;
+	u64 paddr;
+	s32 tgid;
+	s32 pid;
+	u32 cpu;
+	u32 flags;
+};
+
+/*
+ * struct damon_perf_ring - A per-CPU single-producer/single-consumer ring.
+ *
+ * The producer side runs only on the ring's own CPU, but a producer can be
+ * interrupted by another one on that CPU (an NMI-context PMU sample landing
+ * on a page fault report, say).  Each producer reserves its slot with a local
+ * cmpxchg on @reserve, and only the outermost one, the one that brings @nest
+ * back to zero, publishes @head, so the consumer never sees a slot reserved
+ * by an interrupted producer before that producer has written it.
+ *
+ * @head is written by the producer side and read by the consumer; @tail is
+ * written by the consumer and read by the producers.  The two are
+ * free-running; slots are indexed by position & DAMON_PERF_RING_MASK.
+ */
+struct damon_perf_ring {
+	local_t reserve;
+	local_t nest;
+	unsigned long head;
+	unsigned long tail ____cacheline_aligned_in_smp;
+	struct damon_perf_record slots[DAMON_PERF_RING_SIZE]
+		____cacheline_aligned_in_smp;
+};
+
+/*
+ * struct damon_perf_target - A target as seen by the drain.
+ * @tgid:	Thread group id of the target's process (virtual address).
+ * @first:	Index of the target's first region in &damon_perf.regions.
+ * @nr:		Number of the target's regions.
+ */
+struct damon_perf_target {
+	pid_t tgid;
+	unsigned int first;
+	unsigned int nr;
+};
+
+/*
+ * struct damon_perf - Perf state of a running context.
+ * @ctx:	The context.
+ * @node:	CPU hotplug instance.
+ * @list:	Entry in damon_perf_consumers, while enabled.
+ * @attrs:	perf_event_attr of each of the context's perf events.
+ * @nr_events:	Number of @attrs.
+ * @events:	Per-CPU events, @nr_events per CPU, indexed by CPU first.
+ * @rings:	Per-CPU rings, one for each possible CPU.
+ * @enabled:	Whether events of newly onlined CPUs should be enabled.
+ * @starting:	Whether the first round of event creation is running.
+ * @targets:	The drain's view of the targets, @nr_targets of them.
+ * @regions:	The drain's view of every target's regions, in order.
+ * @accessed:	Bitmap of @regions that got a sample in this interval.
+ * @regions_cap: Capacity of @regions and @accessed.
+ * @targets_cap: Capacity of @targets.
+ *
+ * @enabled and @events are changed only with the CPU hotplug lock held.
+ */
+struct damon_perf {
+	struct damon_ctx *ctx;
+	struct hlist_node node;
+	struct list_head list;
+	struct perf_event_attr *attrs;
+	unsigned int nr_events;
+	struct perf_event **events;
+	struct damon_perf_ring **rings;
+	bool enabled;
+	bool starting;
+	struct damon_perf_target *targets;
+	unsigned int nr_targets;
+	struct damon_region **regions;
+	unsigned long *accessed;
+	unsigned int regions_cap;
+	unsigned int targets_cap;
+};
+
+static enum cpuhp_state damon_perf_hp_state = CPUHP_INVALID;
+
+/* Enabled contexts that take access reports from any producer. */
+static LIST_HEAD(damon_perf_consumers);
+static DEFINE_MUTEX(damon_perf_consumers_lock);
+
+/*
+ * sysfs-facing attribute handling
+ */
+
+/**
+ * damon_perf_event_attr_init() - Set a perf event attribute to its defaults.
+ * @attr:	The attribute to initialize.
+ *
+ * The defaults are the software page-fault event, sampled once every 4096
+ * events, with kernel-mode events excluded.
+ */
+void damon_perf_event_attr_init(struct damon_perf_event_attr *attr)
+{
+	*attr = (struct damon_perf_event_attr){
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_PAGE_FAULTS,
+		.sample_period = 4096,
+		.sample_freq = 100,
+		.exclude_kernel = true,
+	};
+}
+
+/**
+ * damon_perf_field_store() - Parse and set one field of a perf event.
+ * @attr:	The attribute to change.
+ * @field:	The field to set.
+ * @buf:	The user's input.
+ *
+ * Numbers are parsed like kstrtou64() does, with base prefixes allowed;
+ * type must fit in 32 bits, precise_ip is 0 to 3, and freq,
+ * sample_phys_addr and the exclude fields are 0 or 1.
+ *
+ * Return: 0 on success, or -EINVAL with @attr unchanged.
+ */
+int damon_perf_field_store(struct damon_perf_event_attr *attr,
+		enum damon_perf_event_field field, const char *buf)
+{
+	u64 v;
+
+	if (kstrtou64(buf, 0, &v))
+		return -EINVAL;
+
+	switch (field) {
+	case DAMON_PERF_FIELD_TYPE:
+		if (v > U32_MAX)
+			return -EINVAL;
+		attr->type = v;
+		return 0;
+	case DAMON_PERF_FIELD_CONFIG:
+		attr->config = v;
+		return 0;
+	case DAMON_PERF_FIELD_CONFIG1:
+		attr->config1 = v;
+		return 0;
+	case DAMON_PERF_FIELD_CONFIG2:
+		attr->config2 = v;
+		return 0;
+	case DAMON_PERF_FIELD_SAMPLE_FREQ:
+		attr->sample_freq = v;
+		return 0;
+	case DAMON_PERF_FIELD_SAMPLE_PERIOD:
+		attr->sample_period = v;
+		return 0;
+	case DAMON_PERF_FIELD_PRECISE_IP:
+		if (v > 3)
+			return -EINVAL;
+		attr->precise_ip = v;
+		return 0;
+	default:
+		break;
+	}
+
+	if (v > 1)
+		return -EINVAL;
+	switch (field) {
+	case DAMON_PERF_FIELD_FREQ:
+		attr->freq = v;
+		return 0;
+	case DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR:
+		attr->sample_phys_addr = v;
+		return 0;
+	case DAMON_PERF_FIELD_EXCLUDE_KERNEL:
+		attr->exclude_kernel = v;
+		return 0;
+	case DAMON_PERF_FIELD_EXCLUDE_HV:
+		attr->exclude_hv = v;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/**
+ * damon_perf_field_show() - Get one field of a perf event.
+ * @attr:	The attribute to read.
+ * @field:	The field to get.
+ *
+ * Return: the value of @field in @attr.
+ */
+u64 damon_perf_field_show(const struct damon_perf_event_attr *attr,
+		enum damon_perf_event_field field)
+{
+	switch (field) {
+	case DAMON_PERF_FIELD_TYPE:
+		return attr->type;
+	case DAMON_PERF_FIELD_CONFIG:
+		return attr->config;
+	case DAMON_PERF_FIELD_CONFIG1:
+		return attr->config1;
+	case DAMON_PERF_FIELD_CONFIG2:
+		return attr->config2;
+	case DAMON_PERF_FIELD_FREQ:
+		return attr->freq;
+	case DAMON_PERF_FIELD_SAMPLE_FREQ:
+		return attr->sample_freq;
+	case DAMON_PERF_FIELD_SAMPLE_PERIOD:
+		return attr->sample_period;
+	case DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR:
+		return attr->sample_phys_addr;
+	case DAMON_PERF_FIELD_PRECISE_IP:
+		return attr->precise_ip;
+	case DAMON_PERF_FIELD_EXCLUDE_KERNEL:
+		return attr->exclude_kernel;
+	case DAMON_PERF_FIELD_EXCLUDE_HV:
+		return attr->exclude_hv;
+	default:
+		return 0;
+	}
+}
+
+/**
+ * damon_set_perf_events() - Set the perf events a context samples from.
+ * @ctx:	The context, which must not be running.
+ * @events:	Array of the events, copied.
+ * @nr:		Number of @events; zero goes back to Accessed-bit checks.
+ *
+ * Use damon_commit_ctx() to change the events of a running context.
+ *
+ * Return: 0 on success, -ENOMEM if the copy could not be allocated.
+ */
+int damon_set_perf_events(struct damon_ctx *ctx,
+		const struct damon_perf_event_attr *events, unsigned int nr)
+{
+	struct damon_perf_event_attr *copy = NULL;
+
+	if (nr) {
+		copy = kmemdup_array(events, nr, sizeof(*events), GFP_KERNEL);
+		if (!copy)
+			return -ENOMEM;
+	}
+	kfree(ctx->perf_events);
+	ctx->perf_events = copy;
+	ctx->nr_perf_events = nr;
+	return 0;
+}
+
+static bool damon_perf_event_attr_eq(const struct damon_perf_event_attr *a,
+		const struct damon_perf_event_attr *b)
+{
+	return a->type == b->type && a->config == b->config &&
+		a->config1 == b->config1 && a->config2 == b->config2 &&
+		a->freq == b->freq && a->sample_freq == b->sample_freq &&
+		a->sample_period == b->sample_period &&
+		a->sample_phys_addr == b->sample_phys_addr &&
+		a->precise_ip == b->precise_ip &&
+		a->exclude_kernel == b->exclude_kernel &&
+		a->exclude_hv == b->exclude_hv;
+}
+
+static bool damon_perf_events_eq(struct damon_ctx *a, struct damon_ctx *b)
+{
+	unsigned int i;
+
+	if (a->nr_perf_events != b->nr_perf_events)
+		return false;
+	for (i = 0; i < a->nr_perf_events; i++) {
+		if (!damon_perf_event_attr_eq(&a->perf_events[i],
+					&b->perf_events[i]))
+			return false;
+	}
+	return true;
+}
+
+/* Whether @ctx monitors the physical address space. */
+static bool damon_perf_wants_phys(struct damon_ctx *ctx)
+{
+	return ctx->ops.id == DAMON_OPS_PADDR;
+}
+
+/*
+ * Check what can be checked without asking perf, and turn @ctx's perf
+ * events into perf_event_attr in @attrs.
+ */
+static int damon_perf_build_attrs(struct damon_ctx *ctx,
+		struct perf_event_attr *attrs)
+{
+	bool phys = damon_perf_wants_phys(ctx);
+	unsigned int i;
+
+	if (ctx->ops.id != DAMON_OPS_VADDR && ctx->ops.id != DAMON_OPS_FVADDR &&
+			ctx->ops.id != DAMON_OPS_PADDR) {
+		pr_warn("perf events need vaddr, fvaddr or paddr operations\n");
+		return -EINVAL;
+	}
+
+	for (i = 0; i < ctx->nr_perf_events; i++) {
+		struct damon_perf_event_attr *e = &ctx->perf_events[i];
+		struct perf_event_attr *a = &attrs[i];
+
+		if (phys && !e->sample_phys_addr) {
+			pr_warn("perf event %u: paddr monitoring needs sample_phys_addr=1\n",
+				i);
+			return -EINVAL;
+		}
+		if (e->freq ? !e->sample_freq : !e->sample_period) {
+			pr_warn("perf event %u: %s is 0, so the event would never sample\n",
+				i, e->freq ? "sample_freq" : "sample_period");
+			return -EINVAL;
+		}
+
+		*a = (struct perf_event_attr){
+			.size = sizeof(*a),
+			.type = e->type,
+			.config = e->config,
+			.config1 = e->config1,
+			.config2 = e->config2,
+			.freq = e->freq,
+			.precise_ip = e->precise_ip,
+			.exclude_kernel = e->exclude_kernel,
+			.exclude_hv = e->exclude_hv,
+			.disabled = 1,
+			.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC,
+		};
+		if (phys || e->sample_phys_addr)
+			a->sample_type |= PERF_SAMPLE_PHYS_ADDR;
+		if (e->freq)
+			a->sample_freq = e->sample_freq;
+		else
+			a->sample_period = e->sample_period;
+	}
+	return 0;
+}
+
+/* One line in the kernel log that says why perf refused an event. */
+static void damon_perf_log_refusal(const struct perf_event_attr *attr,
+		unsigned int idx, unsigned int cpu, int err)
+{
+	const char *why;
+
+	switch (err) {
+	case -ENOENT:
+		why = "no PMU of this type, or the PMU does not know the event";
+		break;
+	case -EBUSY:
+		why = "the PMU is busy (it takes one user at a time)";
+		break;
+	case -EOPNOTSUPP:
+		why = "the PMU cannot sample with these attributes";
+		break;
+	case -EINVAL:
+		why = "perf rejected the attributes";
+		break;
+	case -EACCES:
+	case -EPERM:
+		why = "not permitted";
+		break;
+	default:
+		why = "perf refused the event";
+		break;
+	}
+	pr_warn("perf event %u (type %u config %#llx) on cpu %u: %s (%d)\n",
+		idx, attr->type, attr->config, cpu, why, err);
+}
+
+/*
+ * Ring
+ */
+
+/*
+ * Producer side.  Runs on the ring's own CPU with preemption disabled, in
+ * any context, NMI included.  A producer enters with
+ * damon_perf_ring_enter(), reserves a slot with damon_perf_ring_reserve(),
+ * fills it, and leaves with damon_perf_ring_leave(), which publishes.
+ */
+static void damon_perf_ring_enter(struct damon_perf_ring *ring)
+{
+	local_inc(&ring->nest);
+	/* A producer that interrupts us from here on sees nest > 0. */
+	barrier();
+}
+
+/*
+ * Reserve a slot.  Returns false if the ring is full.  @occupancy is set to
+ * the number of records in the ring, counting the reserved slot.
+ */
+static bool damon_perf_ring_reserve(struct damon_perf_ring *ring,
+		unsigned long *pos, unsigned long *occupancy)
+{
+	unsigned long p, tail;
+
+	do {
+		p = local_read(&ring->reserve);
+		/*
+		 * Pairs with the smp_store_release() of ->tail in
+		 * damon_perf_ring_consume(): the consumer is done reading a
+		 * slot before we see it free and overwrite it.
+		 */
+		tail = smp_load_acquire(&ring->tail);
+		if (p - tail >= DAMON_PERF_RING_SIZE) {
+			*occupancy = p - tail;
+			return false;
+		}
+	} while ((unsigned long)local_cmpxchg(&ring->reserve, p, p + 1) != p);
+	*pos = p;
+	*occupancy = p + 1 - tail;
+	return true;
+}
+
+static void damon_perf_ring_leave(struct damon_perf_ring *ring)
+{
+	unsigned long pos;
+
+	for (;;) {
+		pos = local_read(&ring->reserve);
+		/* Read the reservations before giving up our nesting level. */
+		barrier();
+		if (!local_dec_and_test(&ring->nest))
+			return;	/* the producer we interrupted publishes */
+		/*
+		 * Pairs with the smp_load_acquire() of ->head in
+		 * damon_perf_ring_consume(): the slots below @pos are written
+		 * before the consumer sees @pos.
+		 */
+		smp_store_release(&ring->head, pos);
+		/*
+		 * A producer that interrupted us after we read ->reserve saw
+		 * nest > 0 and left publishing its slot to us.
+		 */
+		barrier();
+		if (likely(pos == local_read(&ring->reserve)))
+			return;
+		local_inc(&ring->nest);
+		barrier();
+	}
+}
+
+/* Store @rec; returns false, storing nothing, if the ring is full. */
+static bool damon_perf_ring_push(struct damon_perf_ring *ring,
+		const struct damon_perf_record *rec, unsigned long *occupancy)
+{
+	unsigned long pos;
+	bool stored;
+
+	damon_perf_ring_enter(ring);
+	stored = damon_perf_ring_reserve(ring, &pos, occupancy);
+	if (stored)
+		ring->slots[pos & DAMON_PERF_RING_MASK] = *rec;
+	damon_perf_ring_leave(ring);
+	return stored;
+}
+
+/*
+ * Copy out up to @max published records into @buf and free their slots.
+ * There must be one consumer per ring at a time.  Returns the number copied.
+ */
+static unsigned int damon_perf_ring_consume(struct damon_perf_ring *ring,
+		struct damon_perf_record *buf, unsigned int max)
+{
+	/* Pairs with the smp_store_release() of ->head in the producer. */
+	unsigned long head = smp_load_acquire(&ring->head);
+	unsigned long tail = ring->tail;
+	unsigned int n = 0;
+
+	while (tail != head && n < max)
+		buf[n++] = ring->slots[tail++ & DAMON_PERF_RING_MASK];
+	/* Pairs with the smp_load_acquire() of ->tail in the producer. */
+	smp_store_release(&ring->tail, tail);
+	return n;
+}
+
+/* Records published but not yet consumed.  For the consumer. */
+static unsigned long damon_perf_ring_len(struct damon_perf_ring *ring)
+{
+	return smp_load_acquire(&ring->head) - ring->tail;
+}
+
+/*
+ * Sampling
+ */
+
+/**
+ * damon_perf_classify() - Sort out a sample.
+ * @addr:	Virtual address the PMU gave, or zero.
+ * @paddr:	Physical address of the sample, or zero.
+ * @want_phys:	Whether the context needs the physical address.
+ *
+ * Return: DAMON_PERF_SAMPLE_VALID if the sample is usable, or why not.
+ */
+static enum damon_perf_sample_reason damon_perf_classify(u64 addr, u64 paddr,
+		bool want_phys)
+{
+	if (want_phys) {
+		if (!paddr)
+			return addr ? DAMON_PERF_SAMPLE_INV_PHYS :
+				DAMON_PERF_SAMPLE_ADDR_ZERO;
+		if (!pfn_valid(PHYS_PFN(paddr)))
+			return DAMON_PERF_SAMPLE_INV_PHYS;
+		return DAMON_PERF_SAMPLE_VALID;
+	}
+	if (!addr)
+		return DAMON_PERF_SAMPLE_ADDR_ZERO;
+	if (addr >= TASK_SIZE)
+		return DAMON_PERF_SAMPLE_KERNEL;
+	return DAMON_PERF_SAMPLE_VALID;
+}
+
+/*
+ * The overflow handler of every event.  Runs in the context the PMU delivers
+ * samples in: process, softirq, hardirq or NMI.  So: no locks, no
+ * allocation, no sleeping.
+ */
+static void damon_perf_overflow(struct perf_event *event,
+		struct perf_sample_data *data, struct pt_regs *regs)
+{
+	struct damon_perf *perf = event->overflow_handler_context;
+	bool want_phys = event->attr.sample_type & PERF_SAMPLE_PHYS_ADDR;
+	enum damon_perf_sample_reason reason = DAMON_PERF_SAMPLE_NULL;
+	struct damon_access_report report;
+	u64 pmu_flags = 0, addr = 0, paddr = 0;
+
+	if (data) {
+		pmu_flags = data->sample_flags;
+		if (pmu_flags & PERF_SAMPLE_ADDR)
+			addr = data->addr;
+		/* perf_prepare_sample() finds a missing physical address */
+		if (want_phys && addr && !(pmu_flags & PERF_SAMPLE_PHYS_ADDR))
+			perf_prepare_sample(data, event, regs);
+		if (want_phys && (data->sample_flags & PERF_SAMPLE_PHYS_ADDR))
+			paddr = data->phys_addr;
+		reason = damon_perf_classify(addr, paddr, want_phys);
+	}
+	damon_perf_obs_sample(event, data, pmu_flags, addr, reason);
+	if (reason != DAMON_PERF_SAMPLE_VALID)
+		return;
+
+	report = (struct damon_access_report){
+		.addr = addr,
+		.paddr = paddr,
+		.tgid = task_tgid_nr(current),
+		.pid = task_pid_nr(current),
+		.cpu = smp_processor_id(),
+		.is_write = (pmu_flags & PERF_SAMPLE_DATA_SRC) &&
+			(data->data_src.mem_op & PERF_MEM_OP_STORE),
+	};
+	damon_report_access(perf->ctx, &report);
+}
+
+static void damon_perf_push(struct damon_perf *perf,
+		const struct damon_access_report *report)
+{
+	unsigned int cpu = smp_processor_id();
+	struct damon_perf_record rec = {
+		.addr = report->addr,
+		.paddr = report->paddr,
+		.tgid = report->tgid,
+		.pid = report->pid,
+		.cpu = report->cpu,
+		.flags = report->is_write ? DAMON_PERF_REC_WRITE : 0,
+	};
+	unsigned long occupancy;
+
+	if (damon_perf_ring_push(perf->rings[cpu], &rec, &occupancy))
+		damon_perf_obs_enqueue(cpu, occupancy);
+	else
+		damon_perf_obs_overflow(cpu, occupancy);
+}
+
+/**
+ * damon_report_access() - Report an access to DAMON.
+ * @ctx:	The context to report to, or NULL for all that take reports.
+ * @report:	The access.
+ *
+ * Stores @report for the next access check of @ctx, or of every running
+ * context that takes its access checks from perf events when @ctx is NULL.
+ * Safe in any context, NMI included: it takes no lock, allocates nothing
+ * and never blocks.  If a context's ring for this CPU is full, the report is
+ * dropped for that context and counted as a ring overflow.
+ *
+ * A caller that passes a non-NULL @ctx must make sure the context's perf
+ * events are live, as their overflow handler does.
+ */
+void damon_report_access(struct damon_ctx *ctx,
+		const struct damon_access_report *report)
+{
+	struct damon_perf *perf;
+	bool delivered = false;
+
+	preempt_disable();
+	if (ctx) {
+		perf = READ_ONCE(ctx->perf);
+		if (perf) {
+			damon_perf_push(perf, report);
+			delivered = true;
+		}
+	} else {
+		rcu_read_lock();
+		list_for_each_entry_rcu(perf, &damon_perf_consumers, list) {
+			damon_perf_push(perf, report);
+			delivered = true;
+		}
+		rcu_read_unlock();
+	}
+	if (!delivered)
+		damon_perf_obs_report_missed(smp_processor_id(),
+				DAMON_PERF_MISSED_NO_CONSUMER);
+	preempt_enable();
+}
+
+/*
+ * Event lifecycle: create, bind, enable, release
+ */
+
+static struct perf_event **damon_perf_event_slot(struct damon_perf *perf,
+		unsigned int cpu, unsigned int idx)
+{
+	return &perf->events[cpu * perf->nr_events + idx];
+}
+
+static void damon_perf_release_cpu(struct damon_perf *perf, unsigned int cpu)
+{
+	unsigned int i;
+
+	for (i = 0; i < perf->nr_events; i++) {
+		struct perf_event **slot = damon_perf_event_slot(perf, cpu, i);
+
+		if (!*slot)
+			continue;
+		perf_event_disable(*slot);
+		perf_event_release_kernel(*slot);
+		*slot = NULL;
+	}
+	damon_perf_obs_state(cpu, DAMON_PERF_ST_UNINIT);
+}
+
+/*
+ * Event bind: keep the event in the context's slot for @cpu, once it sits,
+ * disabled and ready to be scheduled, in @cpu's perf context.
+ */
+static int damon_perf_bind(struct damon_perf *perf, unsigned int cpu,
+		unsigned int idx, struct perf_event *event)
+{
+	if (event->cpu != cpu || READ_ONCE(event->state) < PERF_EVENT_STATE_OFF)
+		return -EIO;
+	*damon_perf_event_slot(perf, cpu, idx) = event;
+	damon_perf_obs_state(cpu, DAMON_PERF_ST_BOUND);
+	return 0;
+}
+
+/* Event create and bind, for each of the context's events on @cpu. */
+static int damon_perf_create_cpu(struct damon_perf *perf, unsigned int cpu)
+{
+	struct perf_event *event;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < perf->nr_events; i++) {
+		event = perf_event_create_kernel_counter(&perf->attrs[i], cpu,
+				NULL, damon_perf_overflow, perf);
+		if (IS_ERR(event)) {
+			err = PTR_ERR(event);
+			goto fail;
+		}
+		damon_perf_obs_state(cpu, DAMON_PERF_ST_CREATED);
+		err = damon_perf_bind(perf, cpu, i, event);
+		if (err) {
+			perf_event_release_kernel(event);
+			goto fail;
+		}
+	}
+	return 0;
+
+fail:
+	damon_perf_log_refusal(&perf->attrs[i], i, cpu, err);
+	damon_perf_release_cpu(perf, cpu);
+	damon_perf_obs_state(cpu, DAMON_PERF_ST_ERROR);
+	return err;
+}
+
+/* Event enable, on @cpu.  Called with the CPU hotplug lock held. */
+static void damon_perf_enable_cpu(struct damon_perf *perf, unsigned int cpu)
+{
+	unsigned int i;
+	bool any = false;
+
+	for (i = 0; i < perf->nr_events; i++) {
+		struct perf_event *event = *damon_perf_event_slot(perf, cpu, i);
+
+		if (!event)
+			continue;
+		perf_event_enable(event);
+		any = true;
+	}
+	if (any)
+		damon_perf_obs_state(cpu, DAMON_PERF_ST_ENABLED);
+}
+
+/*
+ * CPU hotplug callbacks.  They run with the CPU hotplug lock held, which
+ * serializes them against each other and against damon_perf_enable().
+ */
+static int damon_perf_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct damon_perf *perf = hlist_entry(node, struct damon_perf, node);
+	int err;
+
+	err = damon_perf_create_cpu(perf, cpu);
+	if (err) {
+		/* fail the start, but never a CPU online */
+		return perf->starting ? err : 0;
+	}
+	if (perf->enabled)
+		damon_perf_enable_cpu(perf, cpu);
+	return 0;
+}
+
+static int damon_perf_cpu_offline(unsigned int cpu, struct hlist_node *node)
+{
+	damon_perf_release_cpu(hlist_entry(node, struct damon_perf, node), cpu);
+	return 0;
+}
+
+static void damon_perf_free(struct damon_perf *perf)
+{
+	unsigned int cpu;
+
+	if (perf->rings) {
+		for_each_possible_cpu(cpu)
+			kvfree(perf->rings[cpu]);
+	}
+	kfree(perf->rings);
+	kfree(perf->events);
+	kfree(perf->attrs);
+	kfree(perf->targets);
+	kvfree(perf->regions);
+	bitmap_free(perf->accessed);
+	kfree(perf);
+}
+
+static struct damon_perf *damon_perf_alloc(struct damon_ctx *ctx)
+{
+	struct damon_perf *perf;
+	unsigned int cpu;
+
+	perf = kzalloc(sizeof(*perf), GFP_KERNEL);
+	if (!perf)
+		return NULL;
+	perf->ctx = ctx;
+	perf->nr_events = ctx->nr_perf_events;
+	INIT_LIST_HEAD(&perf->list);
+	perf->attrs = kcalloc(perf->nr_events, sizeof(*perf->attrs),
+			GFP_KERNEL);
+	perf->events = kcalloc(nr_cpu_ids * perf->nr_events,
+			sizeof(*perf->events), GFP_KERNEL);
+	perf->rings = kcalloc(nr_cpu_ids, sizeof(*perf->rings), GFP_KERNEL);
+	if (!perf->attrs || !perf->events || !perf->rings)
+		goto fail;
+	for_each_possible_cpu(cpu) {
+		perf->rings[cpu] = kvzalloc_node(sizeof(*perf->rings[cpu]),
+				GFP_KERNEL, cpu_to_node(cpu));
+		if (!perf->rings[cpu])
+			goto fail;
+	}
+	return perf;
+
+fail:
+	damon_perf_free(perf);
+	return NULL;
+}
+
+/**
+ * damon_perf_start() - Create the perf events of a context about to start.
+ * @ctx:	The context.
+ *
+ * Creates, disabled, every perf event of @ctx on every online CPU, and its
+ * rings.  Called by damon_start() before the kdamond is created, so that a
+ * PMU that cannot be used fails the start with nothing started and nothing
+ * left behind.  Does nothing for a context without perf events.
+ *
+ * Return: 0 on success, or the error of the first event perf refused.
+ */
+int damon_perf_start(struct damon_ctx *ctx)
+{
+	struct damon_perf *perf;
+	int err;
+
+	if (!damon_perf_mode(ctx))
+		return 0;
+	if (ctx->perf)
+		return -EBUSY;
+	if (damon_perf_hp_state == CPUHP_INVALID)
+		return -ENODEV;
+
+	perf = damon_perf_alloc(ctx);
+	if (!perf)
+		return -ENOMEM;
+	err = damon_perf_build_attrs(ctx, perf->attrs);
+	if (err)
+		goto fail;
+
+	WRITE_ONCE(ctx->perf, perf);
+	perf->starting = true;
+	err = cpuhp_state_add_instance(damon_perf_hp_state, &perf->node);
+	perf->starting = false;
+	if (err) {
+		WRITE_ONCE(ctx->perf, NULL);
+		goto fail;
+	}
+	return 0;
+
+fail:
+	damon_perf_free(perf);
+	return err;
+}
+
+/**
+ * damon_perf_enable() - Start sampling for a context.
+ * @ctx:	The context, whose perf events damon_perf_start() created.
+ *
+ * Called by the kdamond when it starts monitoring.
+ */
+void damon_perf_enable(struct damon_ctx *ctx)
+{
+	struct damon_perf *perf = ctx->perf;
+	unsigned int cpu;
+
+	if (!perf)
+		return;
+	cpus_read_lock();
+	perf->enabled = true;
+	for_each_online_cpu(cpu)
+		damon_perf_enable_cpu(perf, cpu);
+	cpus_read_unlock();
+
+	mutex_lock(&damon_perf_consumers_lock);
+	list_add_tail_rcu(&perf->list, &damon_perf_consumers);
+	mutex_unlock(&damon_perf_consumers_lock);
+}
+
+/**
+ * damon_perf_stop() - Release the perf events and rings of a context.
+ * @ctx:	The context.
+ *
+ * Called by the kdamond when it stops monitoring, and by damon_start() when
+ * the kdamond could not be created.  Nothing of the perf state of @ctx
+ * outlives this call.
+ */
+void damon_perf_stop(struct damon_ctx *ctx)
+{
+	struct damon_perf *perf = ctx->perf;
+
+	if (!perf)
+		return;
+	mutex_lock(&damon_perf_consumers_lock);
+	if (!list_empty(&perf->list))
+		list_del_rcu(&perf->list);
+	mutex_unlock(&damon_perf_consumers_lock);
+
+	/* releases the events of every online CPU */
+	cpuhp_state_remove_instance(damon_perf_hp_state, &perf->node);
+	WRITE_ONCE(ctx->perf, NULL);
+	/*
+	 * Wait for overflow handlers and damon_report_access() callers that
+	 * may still be looking at @perf; NMI handlers count as RCU readers.
+	 */
+	synchronize_rcu();
+	damon_perf_free(perf);
+}
+
+/**
+ * damon_perf_validate() - Check that the perf events of a context are usable.
+ * @ctx:	The context, not running.
+ *
+ * Creates and releases each perf event of @ctx on the current CPU, to
+ * find out before committing them to a running kdamond whether perf takes
+ * them.  Does nothing for a context without perf events.
+ *
+ * Return: 0 if perf takes them all, or the error of the first it refused.
+ */
+int damon_perf_validate(struct damon_ctx *ctx)
+{
+	struct perf_event_attr *attrs;
+	struct perf_event *event;
+	unsigned int i, cpu;
+	int err;
+
+	if (!damon_perf_mode(ctx))
+		return 0;
+	attrs = kcalloc(ctx->nr_perf_events, sizeof(*attrs), GFP_KERNEL);
+	if (!attrs)
+		return -ENOMEM;
+	err = damon_perf_build_attrs(ctx, attrs);
+	cpu = get_cpu();
+	put_cpu();
+	for (i = 0; !err && i < ctx->nr_perf_events; i++) {
+		event = perf_event_create_kernel_counter(&attrs[i], cpu, NULL,
+				damon_perf_overflow, NULL);
+		if (IS_ERR(event)) {
+			err = PTR_ERR(event);
+			damon_perf_log_refusal(&attrs[i], i, cpu, err);
+		} else {
+			perf_event_release_kernel(event);
+		}
+	}
+	kfree(attrs);
+	return err;
+}
+
+/**
+ * damon_perf_commit() - Commit the perf events of one context to another.
+ * @dst:	The context to change; running, if it is, in this kdamond.
+ * @src:	The context to take the perf events from.
+ *
+ * If @dst is running and its perf events change, its old events are
+ * released and the new ones created and enabled, from the calling kdamond.
+ *
+ * Return: 0 on success, negative error code otherwise.
+ */
+int damon_perf_commit(struct damon_ctx *dst, struct damon_ctx *src)
+{
+	bool running = dst->kdamond == current;
+	int err;
+
+	if (damon_perf_events_eq(dst, src))
+		return 0;
+	err = damon_set_perf_events(dst, src->perf_events, src->nr_perf_events);
+	if (err || !running)
+		return err;
+
+	damon_perf_stop(dst);
+	err = damon_perf_start(dst);
+	if (err)
+		return err;
+	damon_perf_enable(dst);
+	return 0;
+}
+
+/*
+ * Drain, match and update
+ */
+
+/*
+ * Lay out the targets and their regions, in address order, for binary
+ * search.  Returns the number of regions, or a negative error code.
+ */
+static int damon_perf_build_view(struct damon_perf *perf)
+{
+	struct damon_ctx *ctx = perf->ctx;
+	bool has_pid = damon_target_has_pid(ctx);
+	unsigned int nr_targets = 0, nr_regions = 0, i = 0;
+	struct damon_target *t;
+	struct damon_region *r;
+
+	damon_for_each_target(t, ctx) {
+		nr_targets++;
+		nr_regions += damon_nr_regions(t);
+	}
+
+	if (nr_targets > perf->targets_cap) {
+		kfree(perf->targets);
+		perf->targets = kcalloc(nr_targets, sizeof(*perf->targets),
+				GFP_KERNEL);
+		perf->targets_cap = perf->targets ? nr_targets : 0;
+		if (!perf->targets)
+			return -ENOMEM;
+	}
+	if (nr_regions > perf->regions_cap) {
+		kvfree(perf->regions);
+		bitmap_free(perf->accessed);
+		perf->regions = kvcalloc(nr_regions, sizeof(*perf->regions),
+				GFP_KERNEL);
+		perf->accessed = bitmap_zalloc(nr_regions, GFP_KERNEL);
+		if (!perf->regions || !perf->accessed) {
+			kvfree(perf->regions);
+			bitmap_free(perf->accessed);
+			perf->regions = NULL;
+			perf->accessed = NULL;
+			perf->regions_cap = 0;
+			return -ENOMEM;
+		}
+		perf->regions_cap = nr_regions;
+	}
+	bitmap_zero(perf->accessed, nr_regions);
+
+	perf->nr_targets = 0;
+	damon_for_each_target(t, ctx) {
+		struct damon_perf_target *pt = &perf->targets[perf->nr_targets++];
+		struct task_struct *task;
+
+		pt->tgid = 0;
+		if (has_pid) {
+			task = get_pid_task(t->pid, PIDTYPE_PID);
+			if (task) {
+				pt->tgid = task_tgid_nr(task);
+				put_task_struct(task);
+			}
+		}
+		pt->first = i;
+		pt->nr = damon_nr_regions(t);
+		damon_for_each_region(r, t)
+			perf->regions[i++] = r;
+	}
+	return nr_regions;
+}
+
+/**
+ * damon_perf_find_region() - Binary search for the region holding an address.
+ * @regions:	Regions in address order, not overlapping.
+ * @nr:		Number of @regions.
+ * @addr:	The address.
+ * @miss:	Where to say why, if no region holds @addr.
+ *
+ * Return: index of the region in @regions, or -1 with @miss set.
+ */
+static int damon_perf_find_region(struct damon_region **regions,
+		unsigned int nr, unsigned long addr, enum damon_perf_miss *miss)
+{
+	unsigned int lo = 0, hi = nr;
+
+	if (!nr || addr < regions[0]->ar.start ||
+			addr >= regions[nr - 1]->ar.end) {
+		*miss = DAMON_PERF_MISS_BOUND;
+		return -1;
+	}
+	/* find the last region that starts at or below @addr */
+	while (hi - lo > 1) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (regions[mid]->ar.start <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (addr < regions[lo]->ar.end)
+		return lo;
+	*miss = DAMON_PERF_MISS_REGION;
+	return -1;
+}
+
+/*
+ * Match & update: find the target and region of @rec and mark the region
+ * accessed.  Returns the global region index, or -1 with @miss set.
+ */
+static int damon_perf_match(struct damon_perf *perf,
+		const struct damon_perf_record *rec, bool phys,
+		enum damon_perf_miss *miss)
+{
+	struct damon_perf_target *pt = NULL;
+	unsigned int i;
+	int idx;
+
+	if (phys) {
+		/* a physical address space context has one target */
+		if (perf->nr_targets)
+			pt = &perf->targets[0];
+	} else {
+		for (i = 0; i < perf->nr_targets; i++) {
+			if (perf->targets[i].tgid &&
+					perf->targets[i].tgid == rec->tgid) {
+				pt = &perf->targets[i];
+				break;
+			}
+		}
+	}
+	if (!pt) {
+		*miss = DAMON_PERF_MISS_TGID;
+		return -1;
+	}
+	idx = damon_perf_find_region(perf->regions + pt->first, pt->nr,
+			phys ? rec->paddr : rec->addr, miss);
+	return idx < 0 ? -1 : pt->first + idx;
+}
+
+/* Drain: consume @cpu's ring and match every record. */
+static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
+		bool have_view)
+{
+	struct damon_perf_ring *ring = perf->rings[cpu];
+	struct damon_perf_record buf[DAMON_PERF_DRAIN_BATCH];
+	bool phys = damon_perf_wants_phys(perf->ctx);
+	unsigned long total = 0;
+	u64 start = local_clock();
+	enum damon_perf_miss miss;
+	unsigned int n, i;
+	int idx;
+
+	while ((n = damon_perf_ring_consume(ring, buf, ARRAY_SIZE(buf)))) {
+		total += n;
+		for (i = 0; i < n; i++) {
+			miss = DAMON_PERF_MISS_TGID;
+			idx = have_view ? damon_perf_match(perf, &buf[i], phys,
+					&miss) : -1;
+			if (idx < 0) {
+				damon_perf_obs_miss(miss);
+				continue;
+			}
+			damon_perf_obs_match();
+			__set_bit(idx, perf->accessed);
+		}
+	}
+	if (total)
+		damon_perf_obs_drain(cpu, total, damon_perf_ring_len(ring),
+				local_clock() - start);
+}
+
+/**
+ * damon_perf_check_accesses() - Access check of a perf-sampling context.
+ * @ctx:	The context.
+ *
+ * Drains every CPU's ring of @ctx, and counts each region that got at least
+ * one sample since the last check as accessed for this sampling interval.
+ * Called by the kdamond once per sampling interval, in place of
+ * &damon_operations->check_accesses.
+ *
+ * Return: the highest &damon_region->nr_accesses of the regions.
+ */
+unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
+{
+	struct damon_perf *perf = ctx->perf;
+	unsigned int max_nr_accesses = 0, cpu, i;
+	unsigned long updated = 0;
+	int nr_regions;
+
+	if (!perf)
+		return 0;
+	/* without a view, records are still drained, and count as misses */
+	nr_regions = damon_perf_build_view(perf);
+	for_each_possible_cpu(cpu)
+		damon_perf_drain_cpu(perf, cpu, nr_regions >= 0);
+	if (nr_regions < 0)
+		return 0;
+
+	for (i = 0; i < nr_regions; i++) {
+		struct damon_region *r = perf->regions[i];
+		bool accessed = test_bit(i, perf->accessed);
+
+		damon_update_region_access_rate(r, accessed, &ctx->attrs);
+		if (accessed)
+			updated++;
+		max_nr_accesses = max(r->nr_accesses, max_nr_accesses);
+	}
+	if (updated)
+		damon_perf_obs_update(updated);
+	return max_nr_accesses;
+}
+
+static int __init damon_perf_init(void)
+{
+	int ret;
+
+	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "mm/damon/perf:online",
+			damon_perf_cpu_online, damon_perf_cpu_offline);
+	if (ret < 0) {
+		pr_err("cannot register CPU hotplug callbacks: %d\n", ret);
+		return ret;
+	}
+	damon_perf_hp_state = ret;
+	return 0;
+}
+
+subsys_initcall(damon_perf_init);
+
+#include "tests/perf-kunit.h"

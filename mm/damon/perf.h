@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * DAMON access checks from perf event samples: interface to the core and
+ * the sysfs interface.
+ */
+
+#ifndef __MM_DAMON_PERF_H
+#define __MM_DAMON_PERF_H
+
+#include <linux/damon.h>
+
+/**
+ * enum damon_perf_sample_reason - What the overflow handler made of a sample.
+ * @DAMON_PERF_SAMPLE_VALID:	Usable; reported to damon_report_access().
+ * @DAMON_PERF_SAMPLE_NULL:	The handler got no sample data.
+ * @DAMON_PERF_SAMPLE_ADDR_ZERO: The PMU did not fill in an address.
+ * @DAMON_PERF_SAMPLE_KERNEL:	The address is a kernel address.
+ * @DAMON_PERF_SAMPLE_INV_PHYS: The physical address is missing or invalid.
+ * @NR_DAMON_PERF_SAMPLE_REASONS: Number of reasons.
+ *
+ * The values are part of the damon_perf_sample tracepoint's ABI.
+ */
+enum damon_perf_sample_reason {
+	DAMON_PERF_SAMPLE_VALID,
+	DAMON_PERF_SAMPLE_NULL,
+	DAMON_PERF_SAMPLE_ADDR_ZERO,
+	DAMON_PERF_SAMPLE_KERNEL,
+	DAMON_PERF_SAMPLE_INV_PHYS,
+	NR_DAMON_PERF_SAMPLE_REASONS,
+};
+
+/**
+ * enum damon_perf_miss - Why a dequeued access report updated no region.
+ * @DAMON_PERF_MISS_TGID:	No target of the context has the report's tgid.
+ * @DAMON_PERF_MISS_REGION:	Inside the target's regions, but in a gap.
+ * @DAMON_PERF_MISS_BOUND:	Below the first or above the last region.
+ * @NR_DAMON_PERF_MISSES:	Number of reasons.
+ */
+enum damon_perf_miss {
+	DAMON_PERF_MISS_TGID,
+	DAMON_PERF_MISS_REGION,
+	DAMON_PERF_MISS_BOUND,
+	NR_DAMON_PERF_MISSES,
+};
+
+/**
+ * enum damon_perf_event_field - A user-settable &struct damon_perf_event_attr
+ * field, in sysfs file order.
+ */
+enum damon_perf_event_field {
+	DAMON_PERF_FIELD_TYPE,
+	DAMON_PERF_FIELD_CONFIG,
+	DAMON_PERF_FIELD_CONFIG1,
+	DAMON_PERF_FIELD_CONFIG2,
+	DAMON_PERF_FIELD_FREQ,
+	DAMON_PERF_FIELD_SAMPLE_FREQ,
+	DAMON_PERF_FIELD_SAMPLE_PERIOD,
+	DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR,
+	DAMON_PERF_FIELD_PRECISE_IP,
+	DAMON_PERF_FIELD_EXCLUDE_KERNEL,
+	DAMON_PERF_FIELD_EXCLUDE_HV,
+	NR_DAMON_PERF_FIELDS,
+};
+
+#ifdef CONFIG_DAMON_PERF_EVENTS
+
+void damon_perf_event_attr_init(struct damon_perf_event_attr *attr);
+int damon_perf_field_store(struct damon_perf_event_attr *attr,
+		enum damon_perf_event_field field, const char *buf);
+u64 damon_perf_field_show(const struct damon_perf_event_attr *attr,
+		enum damon_perf_event_field field);
+
+int damon_perf_validate(struct damon_ctx *ctx);
+int damon_perf_start(struct damon_ctx *ctx);
+void damon_perf_enable(struct damon_ctx *ctx);
+unsigned int damon_perf_check_accesses(struct damon_ctx *ctx);
+void damon_perf_stop(struct damon_ctx *ctx);
+int damon_perf_commit(struct damon_ctx *dst, struct damon_ctx *src);
+
+/* Whether @ctx takes its access checks from perf event samples. */
+static inline bool damon_perf_mode(struct damon_ctx *ctx)
+{
+	return ctx->nr_perf_events > 0;
+}
+
+#else	/* CONFIG_DAMON_PERF_EVENTS */
+
+static inline int damon_perf_validate(struct damon_ctx *ctx)
+{
+	return 0;
+}
+
+static inline int damon_perf_start(struct damon_ctx *ctx)
+{
+	return 0;
+}
+
+static inline void damon_perf_enable(struct damon_ctx *ctx)
+{
+}
+
+static inline unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
+{
+	return 0;
+}
+
+static inline void damon_perf_stop(struct damon_ctx *ctx)
+{
+}
+
+static inline int damon_perf_commit(struct damon_ctx *dst,
+		struct damon_ctx *src)
+{
+	return 0;
+}
+
+static inline bool damon_perf_mode(struct damon_ctx *ctx)
+{
+	return false;
+}
+
+#endif	/* CONFIG_DAMON_PERF_EVENTS */
+
+#endif	/* __MM_DAMON_PERF_H */
