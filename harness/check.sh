@@ -95,11 +95,16 @@ test_kunit() {
 	python3 "$SRC_DIR/tools/testing/kunit/kunit.py" parse "$log" |
 		tee "$LOG_DIR/kunit.parsed"
 	grep -q 'Testing complete. Ran [1-9][0-9]* tests: passed: [1-9]' "$LOG_DIR/kunit.parsed" &&
-		! grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$LOG_DIR/kunit.parsed"
+		! grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$LOG_DIR/kunit.parsed" &&
+		grep -q '\[PASSED\] damon-perf ' "$LOG_DIR/kunit.parsed"
 }
 
+# guest TEST [CONFIG]: run guest/tests/TEST.sh in the CONFIG kernel.
 guest() {
-	"$TOP/harness/boot.sh" -n "$1" -- "/opt/damon-perf/tests/$1.sh"
+	local config=${2:-test}
+
+	"$TOP/harness/boot.sh" -k "$config" -t 900 -n "$1-$config" -- \
+		"/opt/damon-perf/tests/$1.sh"
 }
 
 t scan-log test_scan_log
@@ -112,5 +117,6 @@ t boot-fails-on-warning expect_rc 125 "$TOP/harness/boot.sh" -n warning -- \
 t boot-timeout expect_rc 124 "$TOP/harness/boot.sh" -n timeout -t 30 -- 'sleep 600'
 t kunit test_kunit
 t smoke guest smoke
+t perf guest perf
 
 [ $NR_FAIL -eq 0 ]

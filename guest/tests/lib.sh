@@ -30,6 +30,11 @@ check() {
 	fi
 }
 
+# fails COMMAND...: true if COMMAND fails.
+fails() {
+	! "$@"
+}
+
 # poll SECONDS COMMAND...: run COMMAND until it succeeds or the deadline
 # passes; the deadline is generous so that slow (debug, TCG) kernels pass.
 poll() {
@@ -119,13 +124,15 @@ tried_regions() {
 	done
 }
 
-# hot_range_found K: true when the regions of kdamond K with the highest
-# nr_accesses overlap the hot range, that maximum is positive, and every
-# region that overlaps the cold range but not the hot range reads zero (at
-# least one does; a region spanning both counts against the cold range).
-# Leaves the evidence in /tmp/regions.
+# hot_range_found K [HOT_START HOT_END COLD_START COLD_END]: true when the
+# regions of kdamond K with the highest nr_accesses overlap the hot range,
+# that maximum is positive, and every region that overlaps the cold range
+# reads zero (at least one does).  The ranges default to the last workload
+# started.  Leaves the evidence in /tmp/regions.
 hot_range_found() {
 	local max=0 hot_max=0 cold_n=0 cold_bad=0 s e n a
+	local HOT_START=${2:-$HOT_START} HOT_END=${3:-$HOT_END}
+	local COLD_START=${4:-$COLD_START} COLD_END=${5:-$COLD_END}
 
 	tried_regions "$1" >/tmp/regions || return 1
 	while read -r s e n a; do
@@ -160,4 +167,57 @@ show_regions() {
 			printf '  %x-%x nr_accesses=%-3s age=%-4s%s\n' \
 				"$s" "$e" "$n" "$a" "$where"
 		done
+}
+
+# perf_dir K: the perf_events directory of kdamond K's context.
+perf_dir() {
+	echo "$(kdamond_dir "$1")/contexts/0/monitoring_attrs/sample/perf_events"
+}
+
+# damon_set_perf K FIELD=VALUE...: give kdamond K's context one perf event,
+# with the given fields changed from their defaults.
+damon_set_perf() {
+	local d kv
+
+	d=$(perf_dir "$1")
+	shift
+	echo 0 >"$d/nr_perf_events"
+	echo 1 >"$d/nr_perf_events"
+	for kv in "$@"; do
+		echo "${kv#*=}" >"$d/0/${kv%%=*}"
+	done
+}
+
+# expect_errno ERRNO FILE VALUE: writing VALUE to FILE fails with ERRNO.
+expect_errno() {
+	local got
+
+	got=$("$BIN/syswrite" "$2" "$3") && true
+	if [ "$got" = "$1" ]; then
+		return 0
+	fi
+	echo "write '$3' to $2: got $got, expected $1"
+	return 1
+}
+
+# no_accesses_for K AGE: wait until every region of kdamond K is at least
+# AGE aggregation intervals old, and fail as soon as any region shows an
+# access on the way.
+no_accesses_for() {
+	local s e n a young deadline=$((SECONDS + 120))
+
+	while :; do
+		tried_regions "$1" >/tmp/regions || return 1
+		young=0
+		while read -r s e n a; do
+			if [ "$n" -ne 0 ]; then
+				echo "region $s-$e has nr_accesses $n"
+				return 1
+			fi
+			[ "$a" -ge "$2" ] || young=1
+		done </tmp/regions
+		[ -s /tmp/regions ] && [ $young -eq 0 ] && return 0
+		[ $SECONDS -lt $deadline ] || return 2
+		sleep 0.2
+	done
 }
