@@ -36,14 +36,6 @@
 #include "perf.h"
 #include "perf_observe.h"
 
-/*
- * Ring capacity in records.  A power of two, so that the free-running
- * positions wrap without a division; 1024 records of 32 bytes make 32 KiB per
- * CPU and context, enough for about 200,000 samples per second per CPU at the
- * default 5 ms sampling interval.
- */
-#define DAMON_PERF_RING_ORDER	10
-#define DAMON_PERF_RING_SIZE	(1UL << DAMON_PERF_RING_ORDER)
 #define DAMON_PERF_RING_MASK	(DAMON_PERF_RING_SIZE - 1)
 
 /* Records are handed back to the producer in batches of this many. */
@@ -111,6 +103,7 @@ struct damon_perf_target {
  * @accessed:	Bitmap of @regions that got a sample in this interval.
  * @regions_cap: Capacity of @regions and @accessed.
  * @targets_cap: Capacity of @targets.
+ * @obs:	Observation state of the events.
  *
  * @enabled and @events are changed only with the CPU hotplug lock held.
  */
@@ -130,6 +123,7 @@ struct damon_perf {
 	unsigned long *accessed;
 	unsigned int regions_cap;
 	unsigned int targets_cap;
+	struct damon_perf_obs obs;
 };
 
 static enum cpuhp_state damon_perf_hp_state = CPUHP_INVALID;
@@ -173,7 +167,7 @@ void damon_perf_event_attr_init(struct damon_perf_event_attr *attr)
  * Return: 0 on success, or -EINVAL with @attr unchanged.
  */
 int damon_perf_field_store(struct damon_perf_event_attr *attr,
-		enum damon_perf_event_field field, const char *buf)
+			   enum damon_perf_event_field field, const char *buf)
 {
 	u64 v;
 
@@ -238,7 +232,7 @@ int damon_perf_field_store(struct damon_perf_event_attr *attr,
  * Return: the value of @field in @attr.
  */
 u64 damon_perf_field_show(const struct damon_perf_event_attr *attr,
-		enum damon_perf_event_field field)
+			  enum damon_perf_event_field field)
 {
 	switch (field) {
 	case DAMON_PERF_FIELD_TYPE:
@@ -279,7 +273,8 @@ u64 damon_perf_field_show(const struct damon_perf_event_attr *attr,
  * Return: 0 on success, -ENOMEM if the copy could not be allocated.
  */
 int damon_set_perf_events(struct damon_ctx *ctx,
-		const struct damon_perf_event_attr *events, unsigned int nr)
+			  const struct damon_perf_event_attr *events,
+			  unsigned int nr)
 {
 	struct damon_perf_event_attr *copy = NULL;
 
@@ -295,7 +290,7 @@ int damon_set_perf_events(struct damon_ctx *ctx,
 }
 
 static bool damon_perf_event_attr_eq(const struct damon_perf_event_attr *a,
-		const struct damon_perf_event_attr *b)
+				     const struct damon_perf_event_attr *b)
 {
 	return a->type == b->type && a->config == b->config &&
 		a->config1 == b->config1 && a->config2 == b->config2 &&
@@ -315,7 +310,7 @@ static bool damon_perf_events_eq(struct damon_ctx *a, struct damon_ctx *b)
 		return false;
 	for (i = 0; i < a->nr_perf_events; i++) {
 		if (!damon_perf_event_attr_eq(&a->perf_events[i],
-					&b->perf_events[i]))
+					      &b->perf_events[i]))
 			return false;
 	}
 	return true;
@@ -332,13 +327,13 @@ static bool damon_perf_wants_phys(struct damon_ctx *ctx)
  * events into perf_event_attr in @attrs.
  */
 static int damon_perf_build_attrs(struct damon_ctx *ctx,
-		struct perf_event_attr *attrs)
+				  struct perf_event_attr *attrs)
 {
 	bool phys = damon_perf_wants_phys(ctx);
 	unsigned int i;
 
 	if (ctx->ops.id != DAMON_OPS_VADDR && ctx->ops.id != DAMON_OPS_FVADDR &&
-			ctx->ops.id != DAMON_OPS_PADDR) {
+	    ctx->ops.id != DAMON_OPS_PADDR) {
 		pr_warn("perf events need vaddr, fvaddr or paddr operations\n");
 		return -EINVAL;
 	}
@@ -383,7 +378,7 @@ static int damon_perf_build_attrs(struct damon_ctx *ctx,
 
 /* One line in the kernel log that says why perf refused an event. */
 static void damon_perf_log_refusal(const struct perf_event_attr *attr,
-		unsigned int idx, unsigned int cpu, int err)
+				   unsigned int idx, unsigned int cpu, int err)
 {
 	const char *why;
 
@@ -434,7 +429,8 @@ static void damon_perf_ring_enter(struct damon_perf_ring *ring)
  * the number of records in the ring, counting the reserved slot.
  */
 static bool damon_perf_ring_reserve(struct damon_perf_ring *ring,
-		unsigned long *pos, unsigned long *occupancy)
+				    unsigned long *pos,
+				    unsigned long *occupancy)
 {
 	unsigned long p, tail;
 
@@ -486,7 +482,8 @@ static void damon_perf_ring_leave(struct damon_perf_ring *ring)
 
 /* Store @rec; returns false, storing nothing, if the ring is full. */
 static bool damon_perf_ring_push(struct damon_perf_ring *ring,
-		const struct damon_perf_record *rec, unsigned long *occupancy)
+				 const struct damon_perf_record *rec,
+				 unsigned long *occupancy)
 {
 	unsigned long pos;
 	bool stored;
@@ -504,7 +501,8 @@ static bool damon_perf_ring_push(struct damon_perf_ring *ring,
  * There must be one consumer per ring at a time.  Returns the number copied.
  */
 static unsigned int damon_perf_ring_consume(struct damon_perf_ring *ring,
-		struct damon_perf_record *buf, unsigned int max)
+					    struct damon_perf_record *buf,
+					    unsigned int max)
 {
 	/* Pairs with the smp_store_release() of ->head in the producer. */
 	unsigned long head = smp_load_acquire(&ring->head);
@@ -521,6 +519,7 @@ static unsigned int damon_perf_ring_consume(struct damon_perf_ring *ring,
 /* Records published but not yet consumed.  For the consumer. */
 static unsigned long damon_perf_ring_len(struct damon_perf_ring *ring)
 {
+	/* Pairs with the smp_store_release() of ->head in the producer. */
 	return smp_load_acquire(&ring->head) - ring->tail;
 }
 
@@ -537,7 +536,7 @@ static unsigned long damon_perf_ring_len(struct damon_perf_ring *ring)
  * Return: DAMON_PERF_SAMPLE_VALID if the sample is usable, or why not.
  */
 static enum damon_perf_sample_reason damon_perf_classify(u64 addr, u64 paddr,
-		bool want_phys)
+							 bool want_phys)
 {
 	if (want_phys) {
 		if (!paddr)
@@ -560,7 +559,8 @@ static enum damon_perf_sample_reason damon_perf_classify(u64 addr, u64 paddr,
  * allocation, no sleeping.
  */
 static void damon_perf_overflow(struct perf_event *event,
-		struct perf_sample_data *data, struct pt_regs *regs)
+				struct perf_sample_data *data,
+				struct pt_regs *regs)
 {
 	struct damon_perf *perf = event->overflow_handler_context;
 	bool want_phys = event->attr.sample_type & PERF_SAMPLE_PHYS_ADDR;
@@ -568,6 +568,9 @@ static void damon_perf_overflow(struct perf_event *event,
 	struct damon_access_report report;
 	u64 pmu_flags = 0, addr = 0, paddr = 0;
 
+	/* damon_perf_validate()'s trial events are never enabled */
+	if (unlikely(!perf))
+		return;
 	if (data) {
 		pmu_flags = data->sample_flags;
 		if (pmu_flags & PERF_SAMPLE_ADDR)
@@ -579,7 +582,7 @@ static void damon_perf_overflow(struct perf_event *event,
 			paddr = data->phys_addr;
 		reason = damon_perf_classify(addr, paddr, want_phys);
 	}
-	damon_perf_obs_sample(event, data, pmu_flags, addr, reason);
+	damon_perf_obs_sample(&perf->obs, event, data, pmu_flags, addr, reason);
 	if (reason != DAMON_PERF_SAMPLE_VALID)
 		return;
 
@@ -596,7 +599,7 @@ static void damon_perf_overflow(struct perf_event *event,
 }
 
 static void damon_perf_push(struct damon_perf *perf,
-		const struct damon_access_report *report)
+			    const struct damon_access_report *report)
 {
 	unsigned int cpu = smp_processor_id();
 	struct damon_perf_record rec = {
@@ -630,7 +633,7 @@ static void damon_perf_push(struct damon_perf *perf,
  * events are live, as their overflow handler does.
  */
 void damon_report_access(struct damon_ctx *ctx,
-		const struct damon_access_report *report)
+			 const struct damon_access_report *report)
 {
 	struct damon_perf *perf;
 	bool delivered = false;
@@ -652,8 +655,228 @@ void damon_report_access(struct damon_ctx *ctx,
 	}
 	if (!delivered)
 		damon_perf_obs_report_missed(smp_processor_id(),
-				DAMON_PERF_MISSED_NO_CONSUMER);
+					     DAMON_PERF_MISSED_NO_CONSUMER,
+					     report);
 	preempt_enable();
+}
+
+/*
+ * Drain, match and update
+ */
+
+/*
+ * Lay out the targets and their regions, in address order, for binary
+ * search.  Returns the number of regions, or a negative error code.
+ */
+static int damon_perf_build_view(struct damon_perf *perf)
+{
+	struct damon_ctx *ctx = perf->ctx;
+	bool has_pid = damon_target_has_pid(ctx);
+	unsigned int nr_targets = 0, nr_regions = 0, i = 0;
+	struct damon_target *t;
+	struct damon_region *r;
+
+	damon_for_each_target(t, ctx) {
+		nr_targets++;
+		nr_regions += damon_nr_regions(t);
+	}
+
+	if (nr_targets > perf->targets_cap) {
+		kfree(perf->targets);
+		perf->targets = kcalloc(nr_targets, sizeof(*perf->targets),
+					GFP_KERNEL);
+		perf->targets_cap = perf->targets ? nr_targets : 0;
+		if (!perf->targets)
+			return -ENOMEM;
+	}
+	if (nr_regions > perf->regions_cap) {
+		kvfree(perf->regions);
+		bitmap_free(perf->accessed);
+		perf->regions = kvcalloc(nr_regions, sizeof(*perf->regions),
+					 GFP_KERNEL);
+		perf->accessed = bitmap_zalloc(nr_regions, GFP_KERNEL);
+		if (!perf->regions || !perf->accessed) {
+			kvfree(perf->regions);
+			bitmap_free(perf->accessed);
+			perf->regions = NULL;
+			perf->accessed = NULL;
+			perf->regions_cap = 0;
+			return -ENOMEM;
+		}
+		perf->regions_cap = nr_regions;
+	}
+	bitmap_zero(perf->accessed, nr_regions);
+
+	perf->nr_targets = 0;
+	damon_for_each_target(t, ctx) {
+		struct damon_perf_target *pt = &perf->targets[perf->nr_targets++];
+		struct task_struct *task;
+
+		pt->tgid = 0;
+		if (has_pid) {
+			task = get_pid_task(t->pid, PIDTYPE_PID);
+			if (task) {
+				pt->tgid = task_tgid_nr(task);
+				put_task_struct(task);
+			}
+		}
+		pt->first = i;
+		pt->nr = damon_nr_regions(t);
+		damon_for_each_region(r, t)
+			perf->regions[i++] = r;
+	}
+	return nr_regions;
+}
+
+/**
+ * damon_perf_find_region() - Binary search for the region holding an address.
+ * @regions:	Regions in address order, not overlapping.
+ * @nr:		Number of @regions.
+ * @addr:	The address.
+ * @miss:	Where to say why, if no region holds @addr.
+ *
+ * Return: index of the region in @regions, or -1 with @miss set.
+ */
+static int damon_perf_find_region(struct damon_region **regions,
+				  unsigned int nr, unsigned long addr,
+				  enum damon_perf_miss *miss)
+{
+	unsigned int lo = 0, hi = nr;
+
+	if (!nr || addr < regions[0]->ar.start ||
+	    addr >= regions[nr - 1]->ar.end) {
+		*miss = DAMON_PERF_MISS_BOUND;
+		return -1;
+	}
+	/* find the last region that starts at or below @addr */
+	while (hi - lo > 1) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (regions[mid]->ar.start <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (addr < regions[lo]->ar.end)
+		return lo;
+	*miss = DAMON_PERF_MISS_REGION;
+	return -1;
+}
+
+/*
+ * Match & update: find the target and region of @rec and mark the region
+ * accessed.  Returns the global region index, or -1 with @miss set.
+ */
+static int damon_perf_match(struct damon_perf *perf,
+			    const struct damon_perf_record *rec, bool phys,
+			    enum damon_perf_miss *miss)
+{
+	struct damon_perf_target *pt = NULL;
+	unsigned int i;
+	int idx;
+
+	if (phys) {
+		/* a physical address space context has one target */
+		if (perf->nr_targets)
+			pt = &perf->targets[0];
+	} else {
+		for (i = 0; i < perf->nr_targets; i++) {
+			if (perf->targets[i].tgid &&
+			    perf->targets[i].tgid == rec->tgid) {
+				pt = &perf->targets[i];
+				break;
+			}
+		}
+	}
+	if (!pt) {
+		*miss = DAMON_PERF_MISS_TGID;
+		return -1;
+	}
+	idx = damon_perf_find_region(perf->regions + pt->first, pt->nr,
+				     phys ? rec->paddr : rec->addr, miss);
+	return idx < 0 ? -1 : pt->first + idx;
+}
+
+/*
+ * Drain: consume @cpu's ring and match every record.  Without a view of
+ * the regions (@have_view false), records are consumed and count as missing
+ * their target.
+ */
+static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
+				 bool have_view)
+{
+	struct damon_perf_ring *ring = perf->rings[cpu];
+	struct damon_perf_record buf[DAMON_PERF_DRAIN_BATCH];
+	bool phys = damon_perf_wants_phys(perf->ctx);
+	struct damon_perf_obs_drain d = {};
+	u64 start = local_clock();
+	enum damon_perf_miss miss;
+	unsigned int n, i;
+	int idx;
+
+	while ((n = damon_perf_ring_consume(ring, buf, ARRAY_SIZE(buf)))) {
+		d.dequeue += n;
+		for (i = 0; i < n; i++) {
+			miss = DAMON_PERF_MISS_TGID;
+			idx = -1;
+			if (have_view)
+				idx = damon_perf_match(perf, &buf[i], phys,
+						       &miss);
+			if (idx < 0) {
+				d.miss[miss]++;
+				continue;
+			}
+			d.match++;
+			if (!__test_and_set_bit(idx, perf->accessed))
+				d.update++;
+		}
+	}
+	if (!d.dequeue)
+		return;
+	d.left = damon_perf_ring_len(ring);
+	d.ns = local_clock() - start;
+	damon_perf_obs_drain(cpu, &d);
+}
+
+/* Drain every CPU's ring; returns the number of regions, or an error. */
+static int damon_perf_drain(struct damon_perf *perf)
+{
+	int nr_regions = damon_perf_build_view(perf);
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		damon_perf_drain_cpu(perf, cpu, nr_regions >= 0);
+	return nr_regions;
+}
+
+/**
+ * damon_perf_check_accesses() - Access check of a perf-sampling context.
+ * @ctx:	The context.
+ *
+ * Drains every CPU's ring of @ctx, and counts each region that got at least
+ * one sample since the last check as accessed for this sampling interval.
+ * Called by the kdamond once per sampling interval, in place of
+ * &damon_operations->check_accesses.
+ *
+ * Return: the highest &damon_region->nr_accesses of the regions.
+ */
+unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
+{
+	struct damon_perf *perf = ctx->perf;
+	unsigned int max_nr_accesses = 0;
+	int nr_regions, i;
+
+	if (!perf)
+		return 0;
+	nr_regions = damon_perf_drain(perf);
+	for (i = 0; i < nr_regions; i++) {
+		struct damon_region *r = perf->regions[i];
+
+		damon_update_region_access_rate(r, test_bit(i, perf->accessed),
+						&ctx->attrs);
+		max_nr_accesses = max(r->nr_accesses, max_nr_accesses);
+	}
+	return max_nr_accesses;
 }
 
 /*
@@ -661,11 +884,13 @@ void damon_report_access(struct damon_ctx *ctx,
  */
 
 static struct perf_event **damon_perf_event_slot(struct damon_perf *perf,
-		unsigned int cpu, unsigned int idx)
+						 unsigned int cpu,
+						 unsigned int idx)
 {
 	return &perf->events[cpu * perf->nr_events + idx];
 }
 
+/* Release the events of @cpu; they go back to UNINIT. */
 static void damon_perf_release_cpu(struct damon_perf *perf, unsigned int cpu)
 {
 	unsigned int i;
@@ -679,50 +904,56 @@ static void damon_perf_release_cpu(struct damon_perf *perf, unsigned int cpu)
 		perf_event_release_kernel(*slot);
 		*slot = NULL;
 	}
-	damon_perf_obs_state(cpu, DAMON_PERF_ST_UNINIT);
+	damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_UNINIT);
 }
 
 /*
- * Event bind: keep the event in the context's slot for @cpu, once it sits,
- * disabled and ready to be scheduled, in @cpu's perf context.
+ * Event bind: an event is bound once it sits, disabled and ready to be
+ * scheduled, in @cpu's perf context.
  */
-static int damon_perf_bind(struct damon_perf *perf, unsigned int cpu,
-		unsigned int idx, struct perf_event *event)
+static int damon_perf_bind(struct perf_event *event, unsigned int cpu)
 {
 	if (event->cpu != cpu || READ_ONCE(event->state) < PERF_EVENT_STATE_OFF)
 		return -EIO;
-	*damon_perf_event_slot(perf, cpu, idx) = event;
-	damon_perf_obs_state(cpu, DAMON_PERF_ST_BOUND);
 	return 0;
 }
 
-/* Event create and bind, for each of the context's events on @cpu. */
+/*
+ * Event create and bind of the context's events on @cpu.  On failure,
+ * nothing is left on @cpu and its state is ERROR.
+ */
 static int damon_perf_create_cpu(struct damon_perf *perf, unsigned int cpu)
 {
-	struct perf_event *event;
+	struct perf_event **slot;
 	unsigned int i;
-	int err;
+	int err = 0;
 
 	for (i = 0; i < perf->nr_events; i++) {
-		event = perf_event_create_kernel_counter(&perf->attrs[i], cpu,
-				NULL, damon_perf_overflow, perf);
-		if (IS_ERR(event)) {
-			err = PTR_ERR(event);
-			goto fail;
-		}
-		damon_perf_obs_state(cpu, DAMON_PERF_ST_CREATED);
-		err = damon_perf_bind(perf, cpu, i, event);
-		if (err) {
-			perf_event_release_kernel(event);
+		slot = damon_perf_event_slot(perf, cpu, i);
+		*slot = perf_event_create_kernel_counter(&perf->attrs[i], cpu,
+							 NULL,
+							 damon_perf_overflow,
+							 perf);
+		if (IS_ERR(*slot)) {
+			err = PTR_ERR(*slot);
+			*slot = NULL;
 			goto fail;
 		}
 	}
+	damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_CREATED);
+
+	for (i = 0; i < perf->nr_events; i++) {
+		err = damon_perf_bind(*damon_perf_event_slot(perf, cpu, i), cpu);
+		if (err)
+			goto fail;
+	}
+	damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_BOUND);
 	return 0;
 
 fail:
 	damon_perf_log_refusal(&perf->attrs[i], i, cpu, err);
 	damon_perf_release_cpu(perf, cpu);
-	damon_perf_obs_state(cpu, DAMON_PERF_ST_ERROR);
+	damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_ERROR);
 	return err;
 }
 
@@ -741,7 +972,7 @@ static void damon_perf_enable_cpu(struct damon_perf *perf, unsigned int cpu)
 		any = true;
 	}
 	if (any)
-		damon_perf_obs_state(cpu, DAMON_PERF_ST_ENABLED);
+		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_ENABLED);
 }
 
 /*
@@ -783,6 +1014,7 @@ static void damon_perf_free(struct damon_perf *perf)
 	kfree(perf->targets);
 	kvfree(perf->regions);
 	bitmap_free(perf->accessed);
+	damon_perf_obs_exit(&perf->obs);
 	kfree(perf);
 }
 
@@ -798,15 +1030,16 @@ static struct damon_perf *damon_perf_alloc(struct damon_ctx *ctx)
 	perf->nr_events = ctx->nr_perf_events;
 	INIT_LIST_HEAD(&perf->list);
 	perf->attrs = kcalloc(perf->nr_events, sizeof(*perf->attrs),
-			GFP_KERNEL);
+			      GFP_KERNEL);
 	perf->events = kcalloc(nr_cpu_ids * perf->nr_events,
-			sizeof(*perf->events), GFP_KERNEL);
+			       sizeof(*perf->events), GFP_KERNEL);
 	perf->rings = kcalloc(nr_cpu_ids, sizeof(*perf->rings), GFP_KERNEL);
-	if (!perf->attrs || !perf->events || !perf->rings)
+	if (!perf->attrs || !perf->events || !perf->rings ||
+	    damon_perf_obs_init(&perf->obs))
 		goto fail;
 	for_each_possible_cpu(cpu) {
 		perf->rings[cpu] = kvzalloc_node(sizeof(*perf->rings[cpu]),
-				GFP_KERNEL, cpu_to_node(cpu));
+						 GFP_KERNEL, cpu_to_node(cpu));
 		if (!perf->rings[cpu])
 			goto fail;
 	}
@@ -890,8 +1123,10 @@ void damon_perf_enable(struct damon_ctx *ctx)
  * damon_perf_stop() - Release the perf events and rings of a context.
  * @ctx:	The context.
  *
- * Called by the kdamond when it stops monitoring, and by damon_start() when
- * the kdamond could not be created.  Nothing of the perf state of @ctx
+ * Called by the kdamond when it stops monitoring, before it drops its
+ * regions, and by damon_start() when the kdamond could not be created.
+ * Records left in the rings are drained and matched, so that they are
+ * accounted for, but update no region.  Nothing of the perf state of @ctx
  * outlives this call.
  */
 void damon_perf_stop(struct damon_ctx *ctx)
@@ -913,6 +1148,11 @@ void damon_perf_stop(struct damon_ctx *ctx)
 	 * may still be looking at @perf; NMI handlers count as RCU readers.
 	 */
 	synchronize_rcu();
+	/*
+	 * Account for what is still in the rings, so that every enqueued
+	 * record is dequeued; the regions are not updated any more.
+	 */
+	damon_perf_drain(perf);
 	damon_perf_free(perf);
 }
 
@@ -943,7 +1183,8 @@ int damon_perf_validate(struct damon_ctx *ctx)
 	put_cpu();
 	for (i = 0; !err && i < ctx->nr_perf_events; i++) {
 		event = perf_event_create_kernel_counter(&attrs[i], cpu, NULL,
-				damon_perf_overflow, NULL);
+							 damon_perf_overflow,
+							 NULL);
 		if (IS_ERR(event)) {
 			err = PTR_ERR(event);
 			damon_perf_log_refusal(&attrs[i], i, cpu, err);
@@ -984,221 +1225,13 @@ int damon_perf_commit(struct damon_ctx *dst, struct damon_ctx *src)
 	return 0;
 }
 
-/*
- * Drain, match and update
- */
-
-/*
- * Lay out the targets and their regions, in address order, for binary
- * search.  Returns the number of regions, or a negative error code.
- */
-static int damon_perf_build_view(struct damon_perf *perf)
-{
-	struct damon_ctx *ctx = perf->ctx;
-	bool has_pid = damon_target_has_pid(ctx);
-	unsigned int nr_targets = 0, nr_regions = 0, i = 0;
-	struct damon_target *t;
-	struct damon_region *r;
-
-	damon_for_each_target(t, ctx) {
-		nr_targets++;
-		nr_regions += damon_nr_regions(t);
-	}
-
-	if (nr_targets > perf->targets_cap) {
-		kfree(perf->targets);
-		perf->targets = kcalloc(nr_targets, sizeof(*perf->targets),
-				GFP_KERNEL);
-		perf->targets_cap = perf->targets ? nr_targets : 0;
-		if (!perf->targets)
-			return -ENOMEM;
-	}
-	if (nr_regions > perf->regions_cap) {
-		kvfree(perf->regions);
-		bitmap_free(perf->accessed);
-		perf->regions = kvcalloc(nr_regions, sizeof(*perf->regions),
-				GFP_KERNEL);
-		perf->accessed = bitmap_zalloc(nr_regions, GFP_KERNEL);
-		if (!perf->regions || !perf->accessed) {
-			kvfree(perf->regions);
-			bitmap_free(perf->accessed);
-			perf->regions = NULL;
-			perf->accessed = NULL;
-			perf->regions_cap = 0;
-			return -ENOMEM;
-		}
-		perf->regions_cap = nr_regions;
-	}
-	bitmap_zero(perf->accessed, nr_regions);
-
-	perf->nr_targets = 0;
-	damon_for_each_target(t, ctx) {
-		struct damon_perf_target *pt = &perf->targets[perf->nr_targets++];
-		struct task_struct *task;
-
-		pt->tgid = 0;
-		if (has_pid) {
-			task = get_pid_task(t->pid, PIDTYPE_PID);
-			if (task) {
-				pt->tgid = task_tgid_nr(task);
-				put_task_struct(task);
-			}
-		}
-		pt->first = i;
-		pt->nr = damon_nr_regions(t);
-		damon_for_each_region(r, t)
-			perf->regions[i++] = r;
-	}
-	return nr_regions;
-}
-
-/**
- * damon_perf_find_region() - Binary search for the region holding an address.
- * @regions:	Regions in address order, not overlapping.
- * @nr:		Number of @regions.
- * @addr:	The address.
- * @miss:	Where to say why, if no region holds @addr.
- *
- * Return: index of the region in @regions, or -1 with @miss set.
- */
-static int damon_perf_find_region(struct damon_region **regions,
-		unsigned int nr, unsigned long addr, enum damon_perf_miss *miss)
-{
-	unsigned int lo = 0, hi = nr;
-
-	if (!nr || addr < regions[0]->ar.start ||
-			addr >= regions[nr - 1]->ar.end) {
-		*miss = DAMON_PERF_MISS_BOUND;
-		return -1;
-	}
-	/* find the last region that starts at or below @addr */
-	while (hi - lo > 1) {
-		unsigned int mid = lo + (hi - lo) / 2;
-
-		if (regions[mid]->ar.start <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (addr < regions[lo]->ar.end)
-		return lo;
-	*miss = DAMON_PERF_MISS_REGION;
-	return -1;
-}
-
-/*
- * Match & update: find the target and region of @rec and mark the region
- * accessed.  Returns the global region index, or -1 with @miss set.
- */
-static int damon_perf_match(struct damon_perf *perf,
-		const struct damon_perf_record *rec, bool phys,
-		enum damon_perf_miss *miss)
-{
-	struct damon_perf_target *pt = NULL;
-	unsigned int i;
-	int idx;
-
-	if (phys) {
-		/* a physical address space context has one target */
-		if (perf->nr_targets)
-			pt = &perf->targets[0];
-	} else {
-		for (i = 0; i < perf->nr_targets; i++) {
-			if (perf->targets[i].tgid &&
-					perf->targets[i].tgid == rec->tgid) {
-				pt = &perf->targets[i];
-				break;
-			}
-		}
-	}
-	if (!pt) {
-		*miss = DAMON_PERF_MISS_TGID;
-		return -1;
-	}
-	idx = damon_perf_find_region(perf->regions + pt->first, pt->nr,
-			phys ? rec->paddr : rec->addr, miss);
-	return idx < 0 ? -1 : pt->first + idx;
-}
-
-/* Drain: consume @cpu's ring and match every record. */
-static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
-		bool have_view)
-{
-	struct damon_perf_ring *ring = perf->rings[cpu];
-	struct damon_perf_record buf[DAMON_PERF_DRAIN_BATCH];
-	bool phys = damon_perf_wants_phys(perf->ctx);
-	unsigned long total = 0;
-	u64 start = local_clock();
-	enum damon_perf_miss miss;
-	unsigned int n, i;
-	int idx;
-
-	while ((n = damon_perf_ring_consume(ring, buf, ARRAY_SIZE(buf)))) {
-		total += n;
-		for (i = 0; i < n; i++) {
-			miss = DAMON_PERF_MISS_TGID;
-			idx = have_view ? damon_perf_match(perf, &buf[i], phys,
-					&miss) : -1;
-			if (idx < 0) {
-				damon_perf_obs_miss(miss);
-				continue;
-			}
-			damon_perf_obs_match();
-			__set_bit(idx, perf->accessed);
-		}
-	}
-	if (total)
-		damon_perf_obs_drain(cpu, total, damon_perf_ring_len(ring),
-				local_clock() - start);
-}
-
-/**
- * damon_perf_check_accesses() - Access check of a perf-sampling context.
- * @ctx:	The context.
- *
- * Drains every CPU's ring of @ctx, and counts each region that got at least
- * one sample since the last check as accessed for this sampling interval.
- * Called by the kdamond once per sampling interval, in place of
- * &damon_operations->check_accesses.
- *
- * Return: the highest &damon_region->nr_accesses of the regions.
- */
-unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
-{
-	struct damon_perf *perf = ctx->perf;
-	unsigned int max_nr_accesses = 0, cpu, i;
-	unsigned long updated = 0;
-	int nr_regions;
-
-	if (!perf)
-		return 0;
-	/* without a view, records are still drained, and count as misses */
-	nr_regions = damon_perf_build_view(perf);
-	for_each_possible_cpu(cpu)
-		damon_perf_drain_cpu(perf, cpu, nr_regions >= 0);
-	if (nr_regions < 0)
-		return 0;
-
-	for (i = 0; i < nr_regions; i++) {
-		struct damon_region *r = perf->regions[i];
-		bool accessed = test_bit(i, perf->accessed);
-
-		damon_update_region_access_rate(r, accessed, &ctx->attrs);
-		if (accessed)
-			updated++;
-		max_nr_accesses = max(r->nr_accesses, max_nr_accesses);
-	}
-	if (updated)
-		damon_perf_obs_update(updated);
-	return max_nr_accesses;
-}
-
 static int __init damon_perf_init(void)
 {
 	int ret;
 
 	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "mm/damon/perf:online",
-			damon_perf_cpu_online, damon_perf_cpu_offline);
+				      damon_perf_cpu_online,
+				      damon_perf_cpu_offline);
 	if (ret < 0) {
 		pr_err("cannot register CPU hotplug callbacks: %d\n", ret);
 		return ret;

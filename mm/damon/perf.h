@@ -7,7 +7,23 @@
 #ifndef __MM_DAMON_PERF_H
 #define __MM_DAMON_PERF_H
 
+#include <linux/bits.h>
 #include <linux/damon.h>
+
+/*
+ * Capacity of each per-CPU ring, in records.  A power of two, so that the
+ * free-running positions wrap without a division; 1024 records of 32 bytes
+ * make 32 KiB per CPU and context, enough for about 200,000 samples per
+ * second per CPU at the default 5 ms sampling interval.
+ */
+#define DAMON_PERF_RING_ORDER	10
+#define DAMON_PERF_RING_SIZE	BIT(DAMON_PERF_RING_ORDER)
+
+/* The capacity of each per-CPU ring, in records. */
+static inline unsigned long damon_perf_ring_size(void)
+{
+	return DAMON_PERF_RING_SIZE;
+}
 
 /**
  * enum damon_perf_sample_reason - What the overflow handler made of a sample.
@@ -66,9 +82,9 @@ enum damon_perf_event_field {
 
 void damon_perf_event_attr_init(struct damon_perf_event_attr *attr);
 int damon_perf_field_store(struct damon_perf_event_attr *attr,
-		enum damon_perf_event_field field, const char *buf);
+			   enum damon_perf_event_field field, const char *buf);
 u64 damon_perf_field_show(const struct damon_perf_event_attr *attr,
-		enum damon_perf_event_field field);
+			  enum damon_perf_event_field field);
 
 int damon_perf_validate(struct damon_ctx *ctx);
 int damon_perf_start(struct damon_ctx *ctx);
@@ -109,7 +125,7 @@ static inline void damon_perf_stop(struct damon_ctx *ctx)
 }
 
 static inline int damon_perf_commit(struct damon_ctx *dst,
-		struct damon_ctx *src)
+				    struct damon_ctx *src)
 {
 	return 0;
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Observation hooks for DAMON's perf event access checks.
+ * Observation of DAMON's perf event access checks: per-CPU pipeline counters,
+ * per-CPU event states, the debugfs perf_stats file and the damon_perf_*
+ * tracepoints.
  *
- * The perf data path calls these at each of its stages.  Without
- * CONFIG_DAMON_PERF_OBSERVE they are empty static inlines.
+ * The perf data path calls these hooks at each of its stages.  Without
+ * CONFIG_DAMON_PERF_OBSERVE they are empty static inlines, and the data path
+ * works the same.
  */
 
 #ifndef __MM_DAMON_PERF_OBSERVE_H
@@ -19,7 +22,7 @@
  * @DAMON_PERF_ST_CREATED:	perf_event_create_kernel_counter() succeeded.
  * @DAMON_PERF_ST_BOUND:	The event sits, disabled, in the CPU's context.
  * @DAMON_PERF_ST_ENABLED:	perf_event_enable() was called.
- * @DAMON_PERF_ST_RUNNING:	The first sample arrived after enabling.
+ * @DAMON_PERF_ST_RUNNING:	A sample arrived after enabling.
  * @DAMON_PERF_ST_ERROR:	perf refused the event on the CPU.
  * @NR_DAMON_PERF_STS:		Number of states.
  */
@@ -34,56 +37,111 @@ enum damon_perf_cpu_state {
 };
 
 /**
- * enum damon_perf_report_missed - Why a valid sample reached no ring.
+ * enum damon_perf_report_missed - Why a valid access report reached no ring.
  * @DAMON_PERF_MISSED_NO_CONSUMER: No running context takes access reports.
  * @NR_DAMON_PERF_MISSED:	   Number of reasons.
+ *
+ * The values are part of the damon_perf_report_missed tracepoint's ABI.
  */
 enum damon_perf_report_missed {
 	DAMON_PERF_MISSED_NO_CONSUMER,
 	NR_DAMON_PERF_MISSED,
 };
 
-static inline void damon_perf_obs_state(unsigned int cpu,
-		enum damon_perf_cpu_state state)
+/**
+ * struct damon_perf_obs_drain - What one drain of one CPU's ring did.
+ * @dequeue:	Records taken out of the ring.
+ * @match:	Records that hit a region.
+ * @miss:	Records that hit no region, by &enum damon_perf_miss.
+ * @update:	Records that turned a region accessed for the interval.
+ * @left:	Records in the ring after the drain.
+ * @ns:		Time the drain took.
+ */
+struct damon_perf_obs_drain {
+	unsigned long dequeue;
+	unsigned long match;
+	unsigned long miss[NR_DAMON_PERF_MISSES];
+	unsigned long update;
+	unsigned long left;
+	u64 ns;
+};
+
+#ifdef CONFIG_DAMON_PERF_OBSERVE
+
+/**
+ * struct damon_perf_obs - Observation state of one context's perf events.
+ * @state:	&enum damon_perf_cpu_state of the events on each CPU.
+ */
+struct damon_perf_obs {
+	u32 *state;
+};
+
+int damon_perf_obs_init(struct damon_perf_obs *obs);
+void damon_perf_obs_exit(struct damon_perf_obs *obs);
+void damon_perf_obs_state(struct damon_perf_obs *obs, unsigned int cpu,
+			  enum damon_perf_cpu_state state);
+void damon_perf_obs_sample(struct damon_perf_obs *obs,
+			   struct perf_event *event,
+			   struct perf_sample_data *data, u64 pmu_flags,
+			   u64 addr, enum damon_perf_sample_reason reason);
+void damon_perf_obs_enqueue(unsigned int cpu, unsigned long occupancy);
+void damon_perf_obs_overflow(unsigned int cpu, unsigned long occupancy);
+void damon_perf_obs_report_missed(unsigned int cpu,
+				  enum damon_perf_report_missed why,
+				  const struct damon_access_report *report);
+void damon_perf_obs_drain(unsigned int cpu,
+			  const struct damon_perf_obs_drain *drain);
+
+#else	/* CONFIG_DAMON_PERF_OBSERVE */
+
+struct damon_perf_obs {
+};
+
+static inline int damon_perf_obs_init(struct damon_perf_obs *obs)
+{
+	return 0;
+}
+
+static inline void damon_perf_obs_exit(struct damon_perf_obs *obs)
 {
 }
 
-static inline void damon_perf_obs_sample(struct perf_event *event,
-		struct perf_sample_data *data, u64 pmu_flags, u64 addr,
-		enum damon_perf_sample_reason reason)
+static inline void damon_perf_obs_state(struct damon_perf_obs *obs,
+					unsigned int cpu,
+					enum damon_perf_cpu_state state)
+{
+}
+
+static inline void damon_perf_obs_sample(struct damon_perf_obs *obs,
+					 struct perf_event *event,
+					 struct perf_sample_data *data,
+					 u64 pmu_flags, u64 addr,
+					 enum damon_perf_sample_reason reason)
 {
 }
 
 static inline void damon_perf_obs_enqueue(unsigned int cpu,
-		unsigned long occupancy)
+					  unsigned long occupancy)
 {
 }
 
 static inline void damon_perf_obs_overflow(unsigned int cpu,
-		unsigned long occupancy)
+					   unsigned long occupancy)
 {
 }
 
-static inline void damon_perf_obs_report_missed(unsigned int cpu,
-		enum damon_perf_report_missed why)
+static inline void
+damon_perf_obs_report_missed(unsigned int cpu,
+			     enum damon_perf_report_missed why,
+			     const struct damon_access_report *report)
 {
 }
 
-static inline void damon_perf_obs_match(void)
+static inline void
+damon_perf_obs_drain(unsigned int cpu, const struct damon_perf_obs_drain *drain)
 {
 }
 
-static inline void damon_perf_obs_miss(enum damon_perf_miss why)
-{
-}
-
-static inline void damon_perf_obs_drain(unsigned int cpu, unsigned long nr,
-		unsigned long left, u64 ns)
-{
-}
-
-static inline void damon_perf_obs_update(unsigned long nr)
-{
-}
+#endif	/* CONFIG_DAMON_PERF_OBSERVE */
 
 #endif	/* __MM_DAMON_PERF_OBSERVE_H */

@@ -23,14 +23,15 @@ struct damon_sysfs_perf_event {
 
 static struct kobj_attribute damon_sysfs_perf_event_kattrs[];
 
-static enum damon_perf_event_field damon_sysfs_perf_event_field(
-		struct kobj_attribute *kattr)
+static enum damon_perf_event_field
+damon_sysfs_perf_event_field(struct kobj_attribute *kattr)
 {
 	return kattr - damon_sysfs_perf_event_kattrs;
 }
 
 static ssize_t damon_sysfs_perf_event_show(struct kobject *kobj,
-		struct kobj_attribute *kattr, char *buf)
+					   struct kobj_attribute *kattr,
+					   char *buf)
 {
 	struct damon_sysfs_perf_event *event = container_of(kobj,
 			struct damon_sysfs_perf_event, kobj);
@@ -40,20 +41,21 @@ static ssize_t damon_sysfs_perf_event_show(struct kobject *kobj,
 }
 
 static ssize_t damon_sysfs_perf_event_store(struct kobject *kobj,
-		struct kobj_attribute *kattr, const char *buf, size_t count)
+					    struct kobj_attribute *kattr,
+					    const char *buf, size_t count)
 {
 	struct damon_sysfs_perf_event *event = container_of(kobj,
 			struct damon_sysfs_perf_event, kobj);
 	int err;
 
 	err = damon_perf_field_store(&event->attr,
-			damon_sysfs_perf_event_field(kattr), buf);
+				     damon_sysfs_perf_event_field(kattr), buf);
 	return err ? err : count;
 }
 
 #define DAMON_SYSFS_PERF_EVENT_ATTR(_field, _name)			\
 	[_field] = __ATTR(_name, 0600, damon_sysfs_perf_event_show,	\
-			damon_sysfs_perf_event_store)
+			  damon_sysfs_perf_event_store)
 
 static struct kobj_attribute damon_sysfs_perf_event_kattrs[] = {
 	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_TYPE, type),
@@ -63,16 +65,17 @@ static struct kobj_attribute damon_sysfs_perf_event_kattrs[] = {
 	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_FREQ, freq),
 	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_SAMPLE_FREQ, sample_freq),
 	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_SAMPLE_PERIOD,
-			sample_period),
+				    sample_period),
 	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR,
-			sample_phys_addr),
+				    sample_phys_addr),
 	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_PRECISE_IP, precise_ip),
 	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_EXCLUDE_KERNEL,
-			exclude_kernel),
+				    exclude_kernel),
 	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_EXCLUDE_HV, exclude_hv),
 };
+
 static_assert(ARRAY_SIZE(damon_sysfs_perf_event_kattrs) ==
-		NR_DAMON_PERF_FIELDS);
+	      NR_DAMON_PERF_FIELDS);
 
 static struct attribute *damon_sysfs_perf_event_attrs[] = {
 	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_TYPE].attr,
@@ -111,8 +114,8 @@ struct damon_sysfs_perf_events {
 	int nr;
 };
 
-static void damon_sysfs_perf_events_rm_dirs(
-		struct damon_sysfs_perf_events *events)
+static void
+damon_sysfs_perf_events_rm_dirs(struct damon_sysfs_perf_events *events)
 {
 	int i;
 
@@ -125,8 +128,8 @@ static void damon_sysfs_perf_events_rm_dirs(
 	events->events_arr = NULL;
 }
 
-static int damon_sysfs_perf_events_add_dirs(
-		struct damon_sysfs_perf_events *events, int nr)
+static int
+damon_sysfs_perf_events_add_dirs(struct damon_sysfs_perf_events *events, int nr)
 {
 	struct damon_sysfs_perf_event *event;
 	int err, i;
@@ -136,7 +139,7 @@ static int damon_sysfs_perf_events_add_dirs(
 		return 0;
 
 	events->events_arr = kcalloc(nr, sizeof(*events->events_arr),
-			GFP_KERNEL | __GFP_NOWARN);
+				     GFP_KERNEL | __GFP_NOWARN);
 	if (!events->events_arr)
 		return -ENOMEM;
 
@@ -148,8 +151,9 @@ static int damon_sysfs_perf_events_add_dirs(
 		}
 		damon_perf_event_attr_init(&event->attr);
 		err = kobject_init_and_add(&event->kobj,
-				&damon_sysfs_perf_event_ktype, &events->kobj,
-				"%d", i);
+					   &damon_sysfs_perf_event_ktype,
+					   &events->kobj,
+					   "%d", i);
 		if (err) {
 			kobject_put(&event->kobj);
 			damon_sysfs_perf_events_rm_dirs(events);
@@ -162,7 +166,7 @@ static int damon_sysfs_perf_events_add_dirs(
 }
 
 static ssize_t nr_perf_events_show(struct kobject *kobj,
-		struct kobj_attribute *attr, char *buf)
+				   struct kobj_attribute *attr, char *buf)
 {
 	struct damon_sysfs_perf_events *events = container_of(kobj,
 			struct damon_sysfs_perf_events, kobj);
@@ -171,14 +175,15 @@ static ssize_t nr_perf_events_show(struct kobject *kobj,
 }
 
 static ssize_t nr_perf_events_store(struct kobject *kobj,
-		struct kobj_attribute *attr, const char *buf, size_t count)
+				    struct kobj_attribute *attr,
+				    const char *buf, size_t count)
 {
 	struct damon_sysfs_perf_events *events = container_of(kobj,
 			struct damon_sysfs_perf_events, kobj);
 	int nr, err;
 
 	if (kstrtoint(buf, 0, &nr) || nr < 0 ||
-			nr > DAMON_SYSFS_MAX_PERF_EVENTS)
+	    nr > DAMON_SYSFS_MAX_PERF_EVENTS)
 		return -EINVAL;
 
 	if (!mutex_trylock(&damon_sysfs_lock))
@@ -249,7 +254,7 @@ struct damon_sysfs_sample *damon_sysfs_sample_add(struct kobject *parent)
 	if (!sample)
 		return ERR_PTR(-ENOMEM);
 	err = kobject_init_and_add(&sample->kobj, &damon_sysfs_sample_ktype,
-			parent, "sample");
+				   parent, "sample");
 	if (err)
 		goto put_sample;
 
@@ -259,8 +264,9 @@ struct damon_sysfs_sample *damon_sysfs_sample_add(struct kobject *parent)
 		goto put_sample;
 	}
 	err = kobject_init_and_add(&events->kobj,
-			&damon_sysfs_perf_events_ktype, &sample->kobj,
-			"perf_events");
+				   &damon_sysfs_perf_events_ktype,
+				   &sample->kobj,
+				   "perf_events");
 	if (err) {
 		kobject_put(&events->kobj);
 		goto put_sample;
@@ -294,7 +300,7 @@ void damon_sysfs_sample_rm(struct damon_sysfs_sample *sample)
  * Return: 0 on success, negative error code otherwise.
  */
 int damon_sysfs_sample_set_ctx(struct damon_ctx *ctx,
-		struct damon_sysfs_sample *sample)
+			       struct damon_sysfs_sample *sample)
 {
 	struct damon_sysfs_perf_events *events;
 	struct damon_perf_event_attr *attrs;

@@ -163,7 +163,7 @@ static void damon_perf_test_classify(struct kunit *test)
  * target that damon_destroy_target() frees them with.
  */
 static struct damon_target *damon_perf_test_regions(struct kunit *test,
-		struct damon_region **r)
+						    struct damon_region **r)
 {
 	static const unsigned long bounds[][2] = {
 		{10, 20}, {20, 30}, {40, 50}, {100, 200},
@@ -286,6 +286,18 @@ static void damon_perf_test_field_store(struct kunit *test)
 		{ DAMON_PERF_FIELD_SAMPLE_PERIOD, "0x" },
 		{ NR_DAMON_PERF_FIELDS, "1" },
 	};
+	static const struct {
+		enum damon_perf_event_field field;
+		const char *buf;
+		u64 value;
+	} good[] = {
+		{ DAMON_PERF_FIELD_TYPE, "4294967295\n", U32_MAX },
+		{ DAMON_PERF_FIELD_CONFIG, "0x1cd", 0x1cd },
+		{ DAMON_PERF_FIELD_PRECISE_IP, "3", 3 },
+		{ DAMON_PERF_FIELD_EXCLUDE_KERNEL, "0", 0 },
+		{ DAMON_PERF_FIELD_SAMPLE_PERIOD, "18446744073709551615",
+		  U64_MAX },
+	};
 	int i;
 
 	damon_perf_event_attr_init(&a);
@@ -294,30 +306,26 @@ static void damon_perf_test_field_store(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, a.exclude_kernel);
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		int err;
+
 		before = a;
-		KUNIT_EXPECT_EQ_MSG(test, -EINVAL,
-				damon_perf_field_store(&a, bad[i].field, bad[i].buf),
-				"field %d, input '%s'", bad[i].field, bad[i].buf);
+		err = damon_perf_field_store(&a, bad[i].field, bad[i].buf);
+		KUNIT_EXPECT_EQ_MSG(test, -EINVAL, err, "field %d, input '%s'",
+				    bad[i].field, bad[i].buf);
 		KUNIT_EXPECT_TRUE(test, damon_perf_event_attr_eq(&a, &before));
 	}
 
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_field_store(&a,
-				DAMON_PERF_FIELD_TYPE, "4294967295\n"));
-	KUNIT_EXPECT_EQ(test, U32_MAX, a.type);
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_field_store(&a,
-				DAMON_PERF_FIELD_CONFIG, "0x1cd"));
-	KUNIT_EXPECT_EQ(test, 0x1cdull, damon_perf_field_show(&a,
-				DAMON_PERF_FIELD_CONFIG));
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_field_store(&a,
-				DAMON_PERF_FIELD_PRECISE_IP, "3"));
-	KUNIT_EXPECT_EQ(test, 3ull, damon_perf_field_show(&a,
-				DAMON_PERF_FIELD_PRECISE_IP));
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_field_store(&a,
-				DAMON_PERF_FIELD_EXCLUDE_KERNEL, "0"));
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		enum damon_perf_event_field f = good[i].field;
+
+		KUNIT_EXPECT_EQ_MSG(test, 0,
+				    damon_perf_field_store(&a, f, good[i].buf),
+				    "field %d, input '%s'", f, good[i].buf);
+		KUNIT_EXPECT_EQ_MSG(test, good[i].value,
+				    damon_perf_field_show(&a, f),
+				    "field %d, input '%s'", f, good[i].buf);
+	}
 	KUNIT_EXPECT_FALSE(test, a.exclude_kernel);
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_field_store(&a,
-				DAMON_PERF_FIELD_SAMPLE_PERIOD, "18446744073709551615"));
-	KUNIT_EXPECT_EQ(test, U64_MAX, a.sample_period);
 }
 
 static struct kunit_case damon_perf_test_cases[] = {
@@ -336,6 +344,7 @@ static struct kunit_suite damon_perf_test_suite = {
 	.name = "damon-perf",
 	.test_cases = damon_perf_test_cases,
 };
+
 kunit_test_suite(damon_perf_test_suite);
 
 #endif /* _DAMON_PERF_TEST_H */

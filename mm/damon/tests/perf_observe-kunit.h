@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KUnit tests for the observability of DAMON's perf event access checks.
+ */
+
+#ifdef CONFIG_DAMON_PERF_OBSERVE_KUNIT_TEST
+
+#ifndef _DAMON_PERF_OBSERVE_TEST_H
+#define _DAMON_PERF_OBSERVE_TEST_H
+
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/timer.h>
+
+static void damon_perf_obs_test_states(struct kunit *test)
+{
+	static const enum damon_perf_cpu_state chain[] = {
+		DAMON_PERF_ST_CREATED, DAMON_PERF_ST_BOUND,
+		DAMON_PERF_ST_ENABLED, DAMON_PERF_ST_RUNNING,
+	};
+	struct damon_perf_obs obs = {}, other = {};
+	unsigned int cpu = 0;
+	s64 illegal;
+	int i;
+
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&other));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, damon_perf_cpu_state(cpu));
+
+	/* the legal path, step by step */
+	for (i = 0; i < ARRAY_SIZE(chain); i++) {
+		damon_perf_obs_state(&obs, cpu, chain[i]);
+		KUNIT_EXPECT_EQ(test, chain[i], obs.state[cpu]);
+		KUNIT_EXPECT_EQ(test, chain[i], damon_perf_cpu_state(cpu));
+	}
+
+	/* illegal changes are refused, counted, and change nothing */
+	illegal = atomic64_read(&damon_perf_obs_illegal);
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_BOUND);
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_CREATED);
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ERROR);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, obs.state[cpu]);
+	KUNIT_EXPECT_EQ(test, illegal + 3,
+			atomic64_read(&damon_perf_obs_illegal));
+	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_RUNNING);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, other.state[cpu]);
+	KUNIT_EXPECT_EQ(test, illegal + 4,
+			atomic64_read(&damon_perf_obs_illegal));
+	KUNIT_EXPECT_FALSE(test, damon_perf_st_legal(DAMON_PERF_ST_UNINIT,
+						     NR_DAMON_PERF_STS));
+
+	/* a CPU shows the most advanced live state of its event sets */
+	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_CREATED);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, damon_perf_cpu_state(cpu));
+
+	/* a refusal shows until the next successful create */
+	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_ERROR);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_ERROR, damon_perf_cpu_state(cpu));
+	damon_perf_obs_exit(&other);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_ERROR, damon_perf_cpu_state(cpu));
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&other));
+	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_CREATED);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, damon_perf_cpu_state(cpu));
+
+	/* release: back to UNINIT once no event set lives on the CPU */
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_UNINIT);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_CREATED, damon_perf_cpu_state(cpu));
+	damon_perf_obs_exit(&other);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, damon_perf_cpu_state(cpu));
+	damon_perf_obs_exit(&obs);
+}
+
+static void damon_perf_obs_test_counters(struct kunit *test)
+{
+	struct damon_perf_obs_drain drain = {
+		.dequeue = 7, .match = 4, .miss = {1, 1, 1}, .update = 2,
+	};
+	u64 before[NR_DAMON_PERF_COUNTERS], after[NR_DAMON_PERF_COUNTERS];
+	struct perf_sample_data data = {};
+	struct damon_perf_obs obs = {};
+	struct perf_event *event;
+	unsigned int cpu;
+	int r;
+
+	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
+
+	migrate_disable();
+	cpu = smp_processor_id();
+	damon_perf_obs_read_cpu(cpu, before);
+	preempt_disable();
+	for (r = 0; r < NR_DAMON_PERF_SAMPLE_REASONS; r++)
+		damon_perf_obs_sample(&obs, event, r ? &data : NULL, 0, 0, r);
+	damon_perf_obs_enqueue(cpu, before[DAMON_PERF_C_RING_PEAK] + 3);
+	damon_perf_obs_enqueue(cpu, 1);
+	damon_perf_obs_overflow(cpu, damon_perf_ring_size());
+	preempt_enable();
+	damon_perf_obs_drain(cpu, &drain);
+	damon_perf_obs_read_cpu(cpu, after);
+	migrate_enable();
+
+	/* one callback per reason, each counted under its reason */
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_CALLBACK] +
+			NR_DAMON_PERF_SAMPLE_REASONS,
+			after[DAMON_PERF_C_CALLBACK]);
+	for (r = DAMON_PERF_C_VALID; r <= DAMON_PERF_C_INV_PHYS; r++)
+		KUNIT_EXPECT_EQ(test, before[r] + 1, after[r]);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_ENQUEUE] + 2,
+			after[DAMON_PERF_C_ENQUEUE]);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_OVERFLOW] + 1,
+			after[DAMON_PERF_C_OVERFLOW]);
+	/* ring_peak is a high-water mark */
+	KUNIT_EXPECT_EQ(test, max_t(u64, before[DAMON_PERF_C_RING_PEAK] + 3,
+				    damon_perf_ring_size()),
+			after[DAMON_PERF_C_RING_PEAK]);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_DEQUEUE] + 7,
+			after[DAMON_PERF_C_DEQUEUE]);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_MATCH] + 4,
+			after[DAMON_PERF_C_MATCH]);
+	for (r = DAMON_PERF_C_MISS_TGID; r <= DAMON_PERF_C_MISS_BOUND; r++)
+		KUNIT_EXPECT_EQ(test, before[r] + 1, after[r]);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_UPDATE] + 2,
+			after[DAMON_PERF_C_UPDATE]);
+	damon_perf_obs_exit(&obs);
+}
+
+static unsigned int damon_perf_obs_test_ctx;
+
+static enum hrtimer_restart damon_perf_obs_test_hrtimer(struct hrtimer *t)
+{
+	WRITE_ONCE(damon_perf_obs_test_ctx, damon_perf_sample_context());
+	return HRTIMER_NORESTART;
+}
+
+static void damon_perf_obs_test_timer(struct timer_list *t)
+{
+	WRITE_ONCE(damon_perf_obs_test_ctx, damon_perf_sample_context());
+}
+
+static void damon_perf_obs_test_context(struct kunit *test)
+{
+	struct timer_list timer;
+	struct hrtimer hrtimer;
+
+	KUNIT_EXPECT_EQ(test, 0u, damon_perf_sample_context());
+
+	/* a timer_list callback runs in softirq context */
+	WRITE_ONCE(damon_perf_obs_test_ctx, 99);
+	timer_setup_on_stack(&timer, damon_perf_obs_test_timer, 0);
+	mod_timer(&timer, jiffies + 1);
+	while (READ_ONCE(damon_perf_obs_test_ctx) == 99)
+		msleep(20);
+	del_timer_sync(&timer);
+	destroy_timer_on_stack(&timer);
+	KUNIT_EXPECT_EQ(test, 1u, READ_ONCE(damon_perf_obs_test_ctx));
+
+	/* a hard hrtimer callback runs in hardirq context */
+	WRITE_ONCE(damon_perf_obs_test_ctx, 99);
+	hrtimer_init_on_stack(&hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	hrtimer.function = damon_perf_obs_test_hrtimer;
+	hrtimer_start(&hrtimer, ns_to_ktime(1000), HRTIMER_MODE_REL_HARD);
+	while (READ_ONCE(damon_perf_obs_test_ctx) == 99)
+		msleep(20);
+	hrtimer_cancel(&hrtimer);
+	destroy_hrtimer_on_stack(&hrtimer);
+	KUNIT_EXPECT_EQ(test, 2u, READ_ONCE(damon_perf_obs_test_ctx));
+}
+
+static struct kunit_case damon_perf_obs_test_cases[] = {
+	KUNIT_CASE(damon_perf_obs_test_states),
+	KUNIT_CASE(damon_perf_obs_test_counters),
+	KUNIT_CASE(damon_perf_obs_test_context),
+	{},
+};
+
+static struct kunit_suite damon_perf_obs_test_suite = {
+	.name = "damon-perf-observe",
+	.test_cases = damon_perf_obs_test_cases,
+};
+
+kunit_test_suite(damon_perf_obs_test_suite);
+
+#endif /* _DAMON_PERF_OBSERVE_TEST_H */
+
+#endif	/* CONFIG_DAMON_PERF_OBSERVE_KUNIT_TEST */
