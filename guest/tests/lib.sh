@@ -221,3 +221,63 @@ no_accesses_for() {
 		sleep 0.2
 	done
 }
+
+PERF_STATS=/sys/kernel/debug/damon/perf_stats
+TRACING=/sys/kernel/tracing
+
+# perf_stats_snapshot: print "name value" for each perf_stats table counter,
+# and for the extra line's key=value pairs.
+perf_stats_snapshot() {
+	local text
+
+	text=$(cat "$PERF_STATS") || return 1
+	awk -F'│' 'NF == 4 && $2 !~ /Counter/ {
+		gsub(/ /, "", $2); gsub(/ /, "", $3); print $2, $3 }' <<<"$text"
+	grep report_missed= <<<"$text" | grep -o '[a-z_]*=[0-9]*' | tr '=' ' '
+}
+
+# stat_of SNAPSHOT NAME: a counter's value from a perf_stats_snapshot.
+stat_of() {
+	awk -v n="$2" '$1 == n { print $2; found = 1 } END { exit !found }' <<<"$1"
+}
+
+# cpu_states: "CPUnn STATE" for each CPU line of perf_stats.
+cpu_states() {
+	sed -n 's/^ *\(CPU[0-9]*\): st=\([A-Z]*\).*/\1 \2/p' "$PERF_STATS"
+}
+
+# trace_on EVENT...: clear the trace buffer and enable damon events.
+trace_on() {
+	local e
+
+	echo 0 >"$TRACING/tracing_on"
+	echo >"$TRACING/trace"
+	echo 4096 >"$TRACING/buffer_size_kb"
+	for e in "$@"; do
+		echo 1 >"$TRACING/events/damon/$e/enable"
+	done
+	echo 1 >"$TRACING/tracing_on"
+}
+
+trace_off() {
+	echo 0 >"$TRACING/tracing_on"
+	echo 0 >"$TRACING/events/damon/enable"
+}
+
+# nobody_gets ERRNO read FILE | nobody_gets ERRNO write FILE VALUE: the
+# unprivileged user 65534 is refused with ERRNO (the helper itself must work,
+# so a broken helper cannot pass for a refusal).
+nobody_gets() {
+	local want=$1 op=$2 got
+
+	shift 2
+	"$BIN/asuser" 65534 true || { echo "asuser does not work"; return 1; }
+	if [ "$op" = read ]; then
+		got=$("$BIN/asuser" 65534 "$BIN/sysread" "$1") && true
+	else
+		got=$("$BIN/asuser" 65534 "$BIN/syswrite" "$1" "$2") && true
+	fi
+	[ "$got" = "$want" ] && return 0
+	echo "$op of $1 as nobody: got $got, expected $want"
+	return 1
+}
