@@ -88,15 +88,48 @@ test_base_version() {
 	[ "$v" = "$BASE_VERSION" ] && grep -q "$BASE_VERSION" "$TOP/README"
 }
 
-test_kunit() {
-	local log=$LOG_DIR/kunit.log
+# kunit_passed LOG: the KUnit results in a console log, parsed by the
+# kernel's own kunit.py, show every suite passed, ours included.
+kunit_passed() {
+	local parsed=$1.kunit
 
-	"$TOP/harness/boot.sh" -n kunit -a kunit.enable=1 -- true || return 1
-	python3 "$SRC_DIR/tools/testing/kunit/kunit.py" parse "$log" |
-		tee "$LOG_DIR/kunit.parsed"
-	grep -q 'Testing complete. Ran [1-9][0-9]* tests: passed: [1-9]' "$LOG_DIR/kunit.parsed" &&
-		! grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$LOG_DIR/kunit.parsed" &&
-		grep -q '\[PASSED\] damon-perf ' "$LOG_DIR/kunit.parsed"
+	python3 "$SRC_DIR/tools/testing/kunit/kunit.py" parse "$1" >"$parsed" || true
+	cat "$parsed"
+	grep -q 'Testing complete. Ran [1-9][0-9]* tests: passed: [1-9]' "$parsed" &&
+		! grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$parsed" &&
+		grep -q '\[PASSED\] damon-perf =' "$parsed" &&
+		grep -q '\[PASSED\] damon-perf-observe =' "$parsed"
+}
+
+test_kunit() {
+	"$TOP/harness/boot.sh" -n kunit -a kunit.enable=1 -- true &&
+		kunit_passed "$LOG_DIR/kunit.log"
+}
+
+# build_config NAME FRAGMENT...: configure and build one more kernel.
+build_config() {
+	local name=$1
+
+	"$TOP/harness/config.sh" "$@" && "$TOP/harness/build.sh" "$name"
+}
+
+# The observe symbols are in the =y vmlinux and none is in the =n one.
+test_no_observe_symbols() {
+	local pattern='damon_perf_obs_|__tracepoint_damon_perf_|damon_perf_stats'
+	local y n
+
+	y=$(nm "$OBJ_ROOT/test/vmlinux" | grep -cE "$pattern" || true)
+	n=$(nm "$OBJ_ROOT/no-observe/vmlinux" | grep -E "$pattern" || true)
+	echo "observe symbols with =y: $y; with =n: ${n:-none}"
+	[ "$y" -gt 0 ] && [ -z "$n" ]
+}
+
+# The debug kernel runs KUnit and every in-guest test in one boot, then
+# kmemleak; boot.sh fails the run on any KASAN, lockdep or other report.
+test_debug() {
+	"$TOP/harness/boot.sh" -k debug -t 3000 -n debug -a kunit.enable=1 -- \
+		/opt/damon-perf/tests/debug.sh &&
+		kunit_passed "$LOG_DIR/debug.log"
 }
 
 # guest TEST [CONFIG]: run guest/tests/TEST.sh in the CONFIG kernel.
@@ -118,5 +151,18 @@ t boot-timeout expect_rc 124 "$TOP/harness/boot.sh" -n timeout -t 30 -- 'sleep 6
 t kunit test_kunit
 t smoke guest smoke
 t perf guest perf
+t observe guest observe
+
+# CONFIG_DAMON_PERF_OBSERVE=n: zero overhead, same data path.
+stage build-no-observe build_config no-observe "$TOP/configs/test.config" \
+	"$TOP/configs/no-observe.config"
+t no-observe-symbols test_no_observe_symbols
+t no-observe-files guest no-observe no-observe
+t no-observe-perf guest perf no-observe
+
+# KASAN, lockdep, atomic-sleep checks and kmemleak.
+stage build-debug build_config debug "$TOP/configs/test.config" \
+	"$TOP/configs/debug.config"
+t debug test_debug
 
 [ $NR_FAIL -eq 0 ]
