@@ -328,6 +328,91 @@ static void damon_perf_test_field_store(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, a.exclude_kernel);
 }
 
+/*
+ * A PMU that takes one event per CPU at a time, like some hardware PMUs do,
+ * and never samples.
+ */
+static int damon_perf_test_pmu_init(struct perf_event *event)
+{
+	return event->attr.type == event->pmu->type ? 0 : -ENOENT;
+}
+
+static int damon_perf_test_pmu_add(struct perf_event *event, int flags)
+{
+	return 0;
+}
+
+static void damon_perf_test_pmu_nop(struct perf_event *event, int flags)
+{
+}
+
+static void damon_perf_test_pmu_read(struct perf_event *event)
+{
+}
+
+static struct pmu damon_perf_test_pmu = {
+	.task_ctx_nr = perf_invalid_context,
+	.capabilities = PERF_PMU_CAP_EXCLUSIVE | PERF_PMU_CAP_NO_EXCLUDE,
+	.event_init = damon_perf_test_pmu_init,
+	.add = damon_perf_test_pmu_add,
+	.del = damon_perf_test_pmu_nop,
+	.start = damon_perf_test_pmu_nop,
+	.stop = damon_perf_test_pmu_nop,
+	.read = damon_perf_test_pmu_read,
+};
+
+static struct damon_ctx *damon_perf_test_ctx(struct kunit *test, u32 type)
+{
+	struct damon_perf_event_attr attr;
+	struct damon_ctx *ctx = damon_new_ctx();
+
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	ctx->ops.id = DAMON_OPS_VADDR;
+	damon_perf_event_attr_init(&attr);
+	attr.type = type;
+	attr.exclude_kernel = false;
+	KUNIT_ASSERT_EQ(test, 0, damon_set_perf_events(ctx, &attr, 1));
+	return ctx;
+}
+
+/*
+ * A second context on a PMU that takes one user per CPU fails its start with
+ * -EBUSY and keeps nothing; the first one is not disturbed.
+ */
+static void damon_perf_test_exclusive_pmu(struct kunit *test)
+{
+	struct damon_ctx *a, *b;
+	unsigned int cpu;
+	int err;
+
+	err = perf_pmu_register(&damon_perf_test_pmu, "damon_perf_test", -1);
+	KUNIT_ASSERT_EQ(test, 0, err);
+	a = damon_perf_test_ctx(test, damon_perf_test_pmu.type);
+	b = damon_perf_test_ctx(test, damon_perf_test_pmu.type);
+
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_start(a));
+	KUNIT_ASSERT_NOT_NULL(test, a->perf);
+	KUNIT_EXPECT_EQ(test, -EBUSY, damon_perf_start(b));
+	KUNIT_EXPECT_NULL(test, b->perf);
+	KUNIT_EXPECT_EQ(test, -EBUSY, damon_perf_validate(b));
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		KUNIT_EXPECT_NOT_NULL(test,
+				      *damon_perf_event_slot(a->perf, cpu, 0));
+	cpus_read_unlock();
+
+	damon_perf_stop(a);
+	KUNIT_EXPECT_NULL(test, a->perf);
+	/* with the PMU free again, the second context can start */
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_start(b));
+	damon_perf_stop(b);
+
+	damon_destroy_ctx(a);
+	damon_destroy_ctx(b);
+	perf_pmu_unregister(&damon_perf_test_pmu);
+}
+
 static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_ring_empty),
 	KUNIT_CASE(damon_perf_test_ring_full),
@@ -337,6 +422,7 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_find_region),
 	KUNIT_CASE(damon_perf_test_match),
 	KUNIT_CASE(damon_perf_test_field_store),
+	KUNIT_CASE(damon_perf_test_exclusive_pmu),
 	{},
 };
 
