@@ -152,6 +152,7 @@ t kunit test_kunit
 t smoke guest smoke
 t perf guest perf
 t observe guest observe
+t kselftest guest kselftest
 
 # CONFIG_DAMON_PERF_OBSERVE=n: zero overhead, same data path.
 stage build-no-observe build_config no-observe "$TOP/configs/test.config" \

@@ -21,20 +21,25 @@ ln -s bash "$root/bin/sh"
 cp "$TOP/guest/init" "$root/init"
 chmod 755 "$root/init"
 
-# The project's own programs, built static.
+# The project's own programs, built static.  The hot/cold workload is the
+# kselftest's, so the boot tests and the selftest run the same one.
+cc_static() {
+	gcc -static -O2 -Wall -Wextra -Werror -o "$root/opt/damon-perf/bin/$1" "$2"
+}
 for c in "$TOP"/guest/src/*.c; do
-	[ -e "$c" ] || continue
-	gcc -static -O2 -Wall -Wextra -Werror -o "$root/opt/damon-perf/bin/$(basename "$c" .c)" "$c"
+	cc_static "$(basename "$c" .c)" "$c"
 done
-cp "$TOP"/guest/tests/* "$root/opt/damon-perf/tests/" 2>/dev/null || true
+cc_static hotcold "$TOP/tools/testing/selftests/damon/damon_perf_hotcold.c"
+cp "$TOP"/guest/tests/* "$root/opt/damon-perf/tests/"
 
-# Kernel selftests from the applied tree, when they exist.
-st=$SRC_DIR/tools/testing/selftests
-if [ -d "$st/damon" ]; then
-	mkdir -p "$root/opt/selftests"
-	cp -r "$st/damon" "$st/kselftest" "$root/opt/selftests/"
-	cp "$st/Makefile" "$st/lib.mk" "$root/opt/selftests/" 2>/dev/null || true
-fi
+# The damon kselftests, installed from the applied tree the way a CI system
+# installs them on a target, with static binaries for the busybox guest.
+ksft=$BUILD/kselftest
+rm -rf "$ksft"
+make -s -C "$SRC_DIR/tools/testing/selftests" TARGETS=damon O="$BUILD/kselftest-obj" \
+	KSFT_INSTALL_PATH="$ksft" LDFLAGS=-static install >"$BUILD/kselftest.log" 2>&1 ||
+	{ tail -n 20 "$BUILD/kselftest.log" >&2; die "kselftest install failed"; }
+cp -r "$ksft" "$root/opt/kselftest"
 
 echo 'root:x:0:0:root:/root:/bin/bash' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hotcold: a workload with one hot and one cold anonymous range.
+ * damon_perf_hotcold: a workload with one hot and one cold anonymous range.
  *
  * The cold range is populated once and then never touched again.  The hot
  * range is accessed in a loop, either by writing every page ("touch", seen

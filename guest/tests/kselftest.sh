@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The damon_perf_obs_test.sh kselftest, installed the way CI systems install
+# kselftests on a target: through the kselftest runner, positive and
+# negative controls, absent PMUs, the side-effect guard and Ctrl-C.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+KSFT=/opt/kselftest
+T=$KSFT/damon/damon_perf_obs_test.sh
+trap 'damon_stop_all' EXIT
+
+# run NAME ARGS...: run the selftest, keeping its output in /tmp/NAME.out
+# and its exit status in RC
+run() {
+	local name=$1
+
+	shift
+	RC=0
+	"$T" --duration 5 --output "/tmp/$name.d" "$@" >"/tmp/$name.out" 2>&1 || RC=$?
+	sed 's/^/    /' "/tmp/$name.out"
+}
+
+no_kdamond_left() {
+	[ "$(cat "$DAMON_ADMIN/kdamonds/nr_kdamonds")" = 0 ]
+}
+
+out_has() {
+	grep -q -- "$2" "/tmp/$1.out"
+}
+
+echo "=== through the kselftest runner ==="
+rc=0
+"$KSFT/run_kselftest.sh" -t damon:damon_perf_obs_test.sh >/tmp/runner.out 2>&1 || rc=$?
+sed 's/^/    /' /tmp/runner.out
+check "run_kselftest.sh -t damon:damon_perf_obs_test.sh passes" test $rc -eq 0
+check "the runner reports ok" grep -q '^ok 1 selftests: damon: damon_perf_obs_test.sh' /tmp/runner.out
+
+echo "=== positive control: --pmu software --freq 1 --sample-freq 100 ==="
+run freq --pmu software --freq 1 --sample-freq 100 --workload fault
+check "exit status 0 ($RC)" test $RC -eq 0
+check "every layer passes, none fails" fails out_has freq '^\[FAIL\]'
+for l in 'Layer 0' 'Layer 2-3' 'Layer 4' 'Layer 5' 'Layer 6'; do
+	check "$l ran" out_has freq "--- $l"
+done
+check "KTAP totals show no failure" out_has freq '^# Totals: pass:[1-9][0-9]* fail:0'
+
+echo "=== positive control: --period 1 ==="
+run period --pmu software --period 1 --workload fault
+check "exit status 0 ($RC)" test $RC -eq 0
+check "Drain & Match passed" out_has period '^\[PASS\] Drain & Match: [1-9]'
+
+echo "=== negative control: cpu-clock ==="
+run clock --pmu software --config 0 --period 1000000 --workload fault
+check "exit status 4, skip ($RC)" test $RC -eq 4
+check "layers 0-4 pass" out_has clock '^\[PASS\] Sampling: [1-9][0-9]* callbacks received'
+check "valid=0 and addr_zero>0" out_has clock 'valid=0 null=0 addr_zero=[1-9]'
+check "it says the PMU gives no addresses" out_has clock 'gives no sample addresses'
+check "no [FAIL]" fails out_has clock '^\[FAIL\]'
+check "no kdamond left" no_kdamond_left
+
+echo "=== absent PMUs ==="
+run type9999 --pmu-type 9999
+check "--pmu-type 9999: exit status 4 ($RC)" test $RC -eq 4
+check "--pmu-type 9999: a clear reason" out_has type9999 'refused the perf event.*No such file or directory'
+check "--pmu-type 9999: no kdamond left" no_kdamond_left
+run nosuch --pmu no_such_pmu
+check "--pmu no_such_pmu: exit status 4 ($RC)" test $RC -eq 4
+check "--pmu no_such_pmu: a clear reason" out_has nosuch "PMU 'no_such_pmu' not found"
+check "--pmu no_such_pmu: no kdamond left" no_kdamond_left
+
+echo "=== bad flags ==="
+run badflag --freq 2
+check "--freq 2: exit status 1 ($RC)" test $RC -eq 1
+check "--freq 2: says why" out_has badflag 'takes 0 or 1'
+
+echo "=== side-effect guard ==="
+echo 1 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
+damon_setup_vaddr 0 $$
+run guard --pmu software
+check "an existing kdamond: exit status 4 ($RC)" test $RC -eq 4
+check "an existing kdamond: a clear message" out_has guard 'already exist; not touching them'
+check "the existing kdamond is untouched" \
+	test "$(cat "$(kdamond_dir 0)/contexts/0/targets/0/pid_target")" = $$
+damon_stop_all
+
+echo "=== Ctrl-C ==="
+# job control, so that the background test does not ignore SIGINT
+set -m
+"$T" --duration 60 --workload fault --output /tmp/int.d >/tmp/int.out 2>&1 &
+pid=$!
+set +m
+kdamond_on() {
+	[ "$(cat "$DAMON_ADMIN/kdamonds/0/state" 2>/dev/null)" = on ]
+}
+if poll 60 kdamond_on; then
+	kill -INT "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	check "SIGINT ends the test early ($rc)" test $rc -eq 130
+	check "it says it was interrupted" grep -q '^# interrupted' /tmp/int.out
+	check "SIGINT leaves no kdamond" no_kdamond_left
+	check "SIGINT leaves no workload" fails pidof damon_perf_hotcold
+else
+	fail "the test started its kdamond"
+	kill "$pid" || true
+fi
+finish
