@@ -34,10 +34,10 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void usage(const char *prog)
+static void print_usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-m touch|fault] [-H hot_mb] [-C cold_mb] [-s seconds] [-i info_file]\n"
+		"Usage: %s [-m touch|fault] [-H hot_mb] [-C cold_mb] [-s seconds] [-i info_file]\n"
 		"  -m  how the hot range is accessed (default touch)\n"
 		"  -H  hot range size in MiB (default 4)\n"
 		"  -C  cold range size in MiB (default 32)\n"
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 			if (!strcmp(optarg, "fault"))
 				fault = 1;
 			else if (strcmp(optarg, "touch"))
-				return usage(argv[0]), 2;
+				return print_usage(argv[0]), 2;
 			break;
 		case 'H':
 			hot_mb = strtoul(optarg, NULL, 0);
@@ -90,12 +90,12 @@ int main(int argc, char **argv)
 			info = optarg;
 			break;
 		default:
-			usage(argv[0]);
+			print_usage(argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
 	if (!hot_mb || !cold_mb) {
-		usage(argv[0]);
+		print_usage(argv[0]);
 		return 2;
 	}
 

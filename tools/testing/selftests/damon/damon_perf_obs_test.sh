@@ -396,7 +396,9 @@ for kv in type="$type" config="$config" config1="$config1" freq="$freq" \
 		finish
 	fi
 done
-echo "# event: type=$type config=$config config1=$config1 freq=$freq period=$period sample_freq=$sample_freq precise_ip=$precise_ip exclude_kernel=$exclude_kernel"
+echo "# event: type=$type config=$config config1=$config1 freq=$freq" \
+	"period=$period sample_freq=$sample_freq precise_ip=$precise_ip" \
+	"exclude_kernel=$exclude_kernel"
 
 if [ "$have_trace" = 1 ]; then
 	for e in damon_perf_sample damon_perf_ring_overflow \
@@ -462,18 +464,23 @@ fi
 layer "Layer 4: Sampling (Callback)"
 cb=$(delta callback)
 check "Sampling: $cb callbacks received" test "$cb" -gt 0
-echo "Callback breakdown: valid=$(delta valid) null=$(delta null) addr_zero=$(delta addr_zero) kernel=$(delta kernel) inv_phys=$(delta inv_phys)"
-check "Sampling: every callback classified" test "$cb" -eq \
-	$(($(delta valid) + $(delta null) + $(delta addr_zero) + $(delta kernel) + $(delta inv_phys)))
+echo "Callback breakdown: valid=$(delta valid) null=$(delta null)" \
+	"addr_zero=$(delta addr_zero) kernel=$(delta kernel)" \
+	"inv_phys=$(delta inv_phys)"
+classified=$(($(delta valid) + $(delta null) + $(delta addr_zero) +
+	      $(delta kernel) + $(delta inv_phys)))
+check "Sampling: every callback classified" test "$cb" -eq "$classified"
 if [ "$cb" -gt 0 ] && [ "$(delta valid)" -eq 0 ]; then
-	echo "# $pmu gives no sample addresses DAMON can use (addr_zero=$(delta addr_zero) of $cb callbacks)"
+	echo "# $pmu gives no sample addresses DAMON can use" \
+		"(addr_zero=$(delta addr_zero) of $cb callbacks)"
 	skip_rest "Layers 5-6: the PMU gives no sample addresses"
 fi
 
 layer "Layer 5: Ring"
 check "Ring: enqueue > 0" test "$(delta enqueue)" -gt 0
 check "Ring: dequeue > 0" test "$(delta dequeue)" -gt 0
-echo "Ring: enqueue=$(delta enqueue) dequeue=$(delta dequeue) overflow=$(delta overflow) ring_peak=$(counter "$after" ring_peak)"
+echo "Ring: enqueue=$(delta enqueue) dequeue=$(delta dequeue)" \
+	"overflow=$(delta overflow) ring_peak=$(counter "$after" ring_peak)"
 check "Ring: valid = enqueue + overflow + report_missed" test "$(delta valid)" -eq \
 	$(($(delta enqueue) + $(delta overflow) + $(delta report_missed)))
 check "Ring: every enqueued record dequeued" test "$(delta enqueue)" -eq "$(delta dequeue)"
@@ -481,7 +488,8 @@ check "Ring: every enqueued record dequeued" test "$(delta enqueue)" -eq "$(delt
 layer "Layer 6: Drain & Match"
 check "Drain & Match: $(delta match) matched" test "$(delta match)" -gt 0
 check "Update: $(delta update) region updates" test "$(delta update)" -gt 0
-echo "Misses: miss_tgid=$(delta miss_tgid) miss_region=$(delta miss_region) miss_bound=$(delta miss_bound)"
+echo "Misses: miss_tgid=$(delta miss_tgid) miss_region=$(delta miss_region)" \
+	"miss_bound=$(delta miss_bound)"
 check "Drain: dequeue = match + miss_tgid + miss_region + miss_bound" \
 	test "$(delta dequeue)" -eq $(($(delta match) + $(delta miss_tgid) + \
 	$(delta miss_region) + $(delta miss_bound)))

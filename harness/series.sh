@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make series: turn the repository into a mail-ready patch series.
+#
+# series/NN-name/ defines step NN: "message" is its commit message (subject,
+# blank line, body) and "files" lists the repo files it brings.  A listed
+# file lands as the repo has it, unless series/NN-name/<path> exists, which
+# then gives that file's content at this step (a file that later steps
+# extend).  Commits are made on the pristine base in build/series-src and
+# written by git format-patch, with series/cover-letter, to build/series/.
+# The tip of the series must be exactly the tree apply.sh builds.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+OUT=$BUILD/series
+WORK=$BUILD/series-src
+AUTHOR="damon-perf developers <damon-perf@example.org>"
+
+"$TOP/harness/apply.sh" >/dev/null
+
+rm -rf "$WORK" "$OUT"
+git clone -q --shared "$BASE_DIR" "$WORK"
+cd "$WORK"
+git checkout -q -b damon-perf base
+
+listed=()
+for step in "$TOP"/series/[0-9]*/; do
+	step=${step%/}
+	[ -f "$step/message" ] && [ -f "$step/files" ] ||
+		die "$step needs a message and a files list"
+	while read -r path; do
+		[ -n "$path" ] || continue
+		src=$TOP/$path
+		[ -e "$step/$path" ] && src=$step/$path
+		[ -e "$src" ] || die "$(basename "$step"): $path does not exist"
+		if [[ $path == *.patch ]]; then
+			target=${path%.patch}
+			git checkout -q base -- "$target"
+			git apply --whitespace=error-all "$src" ||
+				die "$(basename "$step"): $src does not apply"
+		else
+			mkdir -p "$(dirname "$path")"
+			cp "$src" "$path"
+		fi
+		listed+=("$path")
+	done <"$step/files"
+	git add -A -f .
+	{
+		cat "$step/message"
+		echo
+		echo "Signed-off-by: $AUTHOR"
+	} | git -c user.name="damon-perf developers" \
+		-c user.email=damon-perf@example.org commit -q -F -
+done
+
+# Every kernel file of the repository is in some step.
+missing=$(comm -23 <(kernel_files) <(printf '%s\n' "${listed[@]}" | sort -u))
+[ -z "$missing" ] || die "files in no series step: $missing"
+
+# The series ends exactly where apply.sh does.
+want=$(git -C "$SRC_DIR" rev-parse HEAD^{tree})
+got=$(git rev-parse HEAD^{tree})
+if [ "$want" != "$got" ]; then
+	git -C "$SRC_DIR" diff --stat "$(git rev-parse HEAD)" 2>/dev/null | tail -n 5 >&2 || true
+	die "the series' tip differs from the applied tree"
+fi
+
+nr=$(git rev-list --count base..HEAD)
+git format-patch -q -o "$OUT" --cover-letter --subject-prefix="RFC PATCH" \
+	--base=base base..HEAD
+cover=$(ls "$OUT"/0000-*.patch)
+subject=$(head -n 1 "$TOP/series/cover-letter")
+python3 - "$cover" "$subject" "$TOP/series/cover-letter" <<'PY'
+import sys
+path, subject, letter = sys.argv[1:]
+body = open(letter).read().split('\n', 2)[2]
+text = open(path).read()
+text = text.replace('*** SUBJECT HERE ***', subject)
+text = text.replace('*** BLURB HERE ***', body.rstrip('\n'))
+open(path, 'w').write(text)
+PY
+note "series: $nr patches and a cover letter in $OUT"
+ls "$OUT"
