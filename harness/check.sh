@@ -113,6 +113,28 @@ build_config() {
 	"$TOP/harness/config.sh" "$@" && "$TOP/harness/build.sh" "$name"
 }
 
+# build_clean NAME TARGET FRAGMENT...: configure and build, with no compiler
+# warning in the log.
+build_clean() {
+	local name=$1 target=$2
+
+	shift 2
+	"$TOP/harness/config.sh" "$name" "$@" &&
+		"$TOP/harness/build.sh" "$name" "$target" || return 1
+	if grep -E 'warning:' "$LOG_DIR/build-$name.log"; then
+		return 1
+	fi
+	echo "$name: $target built without warnings"
+}
+
+build_uml() {
+	ARCH=um build_clean "$@"
+}
+
+series_check() {
+	"$TOP/harness/series-check.sh" "$1"
+}
+
 # The observe symbols are in the =y vmlinux and none is in the =n one.
 test_no_observe_symbols() {
 	local pattern='damon_perf_obs_|__tracepoint_damon_perf_|damon_perf_stats'
@@ -165,5 +187,21 @@ t no-observe-perf guest perf no-observe
 stage build-debug build_config debug "$TOP/configs/test.config" \
 	"$TOP/configs/debug.config"
 t debug test_debug
+
+# Kconfig combinations a distro may pick.  x86 always selects PERF_EVENTS,
+# so PERF_EVENTS=n is built for User Mode Linux.
+C=$TOP/configs
+t combo-no-pipeline build_clean combo-no-pipeline vmlinux "$C/test.config" \
+	"$C/combo-no-pipeline.config"
+t combo-no-debugfs build_clean combo-no-debugfs vmlinux "$C/test.config" \
+	"$C/combo-no-debugfs.config"
+t combo-no-perf-events build_uml combo-uml vmlinux \
+	"$C/combo-uml-no-perf-events.config"
+
+# The mail-ready series and the kernel's own checks on it.
+stage series "$TOP/harness/series.sh"
+for c in am checkpatch kernel-doc maintainers docs sparse w1 prefixes; do
+	t "series-$c" series_check "$c"
+done
 
 [ $NR_FAIL -eq 0 ]

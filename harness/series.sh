@@ -26,8 +26,9 @@ git checkout -q -b damon-perf base
 listed=()
 for step in "$TOP"/series/[0-9]*/; do
 	step=${step%/}
-	[ -f "$step/message" ] && [ -f "$step/files" ] ||
+	if [ ! -f "$step/message" ] || [ ! -f "$step/files" ]; then
 		die "$step needs a message and a files list"
+	fi
 	while read -r path; do
 		[ -n "$path" ] || continue
 		src=$TOP/$path
@@ -58,8 +59,8 @@ missing=$(comm -23 <(kernel_files) <(printf '%s\n' "${listed[@]}" | sort -u))
 [ -z "$missing" ] || die "files in no series step: $missing"
 
 # The series ends exactly where apply.sh does.
-want=$(git -C "$SRC_DIR" rev-parse HEAD^{tree})
-got=$(git rev-parse HEAD^{tree})
+want=$(git -C "$SRC_DIR" rev-parse "HEAD^{tree}")
+got=$(git rev-parse "HEAD^{tree}")
 if [ "$want" != "$got" ]; then
 	git -C "$SRC_DIR" diff --stat "$(git rev-parse HEAD)" 2>/dev/null | tail -n 5 >&2 || true
 	die "the series' tip differs from the applied tree"

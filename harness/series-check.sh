@@ -1,0 +1,203 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# series-check.sh CHECK: one of the kernel's own checks on the series that
+# make series writes to build/series (run make series first).
+#
+#   am           git am onto the base succeeds and ends at the applied tree
+#   checkpatch   checkpatch --strict: no errors or warnings; every CHECK is
+#                listed, with its justification, in series/cover-letter
+#   kernel-doc   scripts/kernel-doc -none is clean on every new C file
+#   maintainers  get_maintainer.pl names the new entry for every patch
+#   docs         docutils parses the new rst page; get_abi.pl validates
+#   prefixes     every prefix of the series builds (the test config)
+#   sparse       make C=2 (sparse) is clean on mm/damon
+#   w1           make W=1 adds no warnings in mm/damon
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+SERIES=$BUILD/series
+AM=$BUILD/series-am
+
+# in_src COMMAND...: run COMMAND in the applied tree; its status is ignored,
+# the checks judge its output.
+in_src() {
+	(cd "$SRC_DIR" || exit; "$@") || true
+}
+# patches: the series' patch files, in order, without the cover letter
+patches() {
+	local p
+
+	for p in "$SERIES"/[0-9][0-9][0-9][0-9]-*.patch; do
+		case $p in
+		*/0000-cover-letter.patch) ;;
+		*) [ -e "$p" ] && echo "$p" ;;
+		esac
+	done
+}
+
+check_am() {
+	rm -rf "$AM"
+	git clone -q --shared "$BASE_DIR" "$AM"
+	git -C "$AM" checkout -q -b am base
+	# shellcheck disable=SC2046 # one argument per patch file
+	git -C "$AM" -c user.name=am -c user.email=am@localhost am -q $(patches)
+	echo "applied $(git -C "$AM" rev-list --count base..HEAD) patches"
+	[ "$(git -C "$AM" rev-parse "HEAD^{tree}")" = "$(git -C "$SRC_DIR" rev-parse "HEAD^{tree}")" ] ||
+		die "the series applied with git am differs from the tested tree"
+}
+
+# checkpatch_checks PATCH: "FILE:LINE: message" for each CHECK in PATCH
+checkpatch_checks() {
+	in_src perl scripts/checkpatch.pl --strict --no-tree "$1" |
+		awk '/^CHECK: / { msg = substr($0, 8); getline
+			if (match($0, /FILE: [^ ]*/))
+				print substr($0, RSTART + 6, RLENGTH - 6) " " msg }'
+}
+
+check_checkpatch() {
+	local p n=0 out bad=0 total entry
+
+	total=$(patches | wc -l)
+	for p in $(patches); do
+		n=$((n + 1))
+		out=$(in_src perl scripts/checkpatch.pl --strict --terse --no-tree "$p")
+		echo "$n/$total $(basename "$p"): ${out:+$(tail -n 1 <<<"$out")}${out:-clean}"
+		if grep -q 'ERROR\|WARNING' <<<"$out"; then
+			grep 'ERROR\|WARNING' <<<"$out"
+			bad=1
+		fi
+		# every CHECK must be listed, and justified, in the cover letter
+		while IFS= read -r entry; do
+			if ! grep -qF "  $n/$total $entry" "$TOP/series/cover-letter"; then
+				echo "CHECK not justified in series/cover-letter: $n/$total $entry"
+				bad=1
+			fi
+		done < <(checkpatch_checks "$p")
+	done
+	return $bad
+}
+
+check_kernel_doc() {
+	local files=() out
+
+	mapfile -t files < <(git -C "$TOP" ls-files 'mm/*.[ch]' 'include/*.h')
+	# the changed header too, for the structures it exports
+	files+=(include/linux/damon.h)
+	echo "kernel-doc on: ${files[*]}"
+	out=$(in_src perl scripts/kernel-doc -none -Wall "${files[@]}" 2>&1)
+	[ -z "$out" ] || { echo "$out"; return 1; }
+}
+
+check_maintainers() {
+	local p bad=0
+
+	for p in $(patches); do
+		if in_src perl scripts/get_maintainer.pl --no-git \
+			--no-git-fallback --no-rolestats "$p" |
+			grep -q 'damon-perf@example.org'; then
+			echo "$(basename "$p"): names the DAMON perf entry"
+		else
+			echo "$(basename "$p"): get_maintainer.pl does not name the entry"
+			bad=1
+		fi
+	done
+	return $bad
+}
+
+check_docs() {
+	python3 - "$SRC_DIR/Documentation/admin-guide/mm/damon/perf-observability.rst" \
+		"$SRC_DIR/Documentation/admin-guide/mm/damon/usage.rst" <<'PY'
+import sys
+import docutils.core
+from docutils.parsers.rst import roles
+
+def stand_in(name, rawtext, text, lineno, inliner, options={}, content=[]):
+    return [], []
+
+for role in ('ref', 'doc'):
+    roles.register_local_role(role, stand_in)
+bad = 0
+for path in sys.argv[1:]:
+    src = open(path).read()
+    settings = {'report_level': 2, 'halt_level': 5, 'warning_stream': sys.stdout}
+    doc = docutils.core.publish_doctree(src, source_path=path,
+                                        settings_overrides=settings)
+    msgs = [m for m in doc.traverse() if m.tagname == 'system_message'
+            and int(m['level']) >= 2]
+    print(f'{path}: {len(msgs)} warnings or errors')
+    bad |= bool(msgs)
+sys.exit(bad)
+PY
+	in_src perl scripts/get_abi.pl validate --dir Documentation/ABI 2>&1 |
+		tee "$LOG_DIR/get_abi.log" | grep -i 'damon' && return 1
+	echo "get_abi.pl validate: nothing about damon"
+}
+
+check_prefixes() {
+	local obj=$OBJ_ROOT/prefix n commit total
+
+	[ -d "$AM/.git" ] || die "run the am check first"
+	mkdir -p "$obj"
+	total=$(git -C "$AM" rev-list --count base..am)
+	n=0
+	for commit in $(git -C "$AM" rev-list --reverse base..am); do
+		n=$((n + 1))
+		git -C "$AM" checkout -q "$commit"
+		cp "$OBJ_ROOT/test/.config" "$obj/.config"
+		if ! make -C "$AM" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig vmlinux \
+				>"$LOG_DIR/prefix-$n.log" 2>&1; then
+			grep -E 'error|Error' "$LOG_DIR/prefix-$n.log" | head -20
+			git -C "$AM" checkout -q am
+			die "prefix $n/$total does not build"
+		fi
+		if grep -E 'warning:' "$LOG_DIR/prefix-$n.log"; then
+			git -C "$AM" checkout -q am
+			die "prefix $n/$total builds with warnings"
+		fi
+		echo "prefix $n/$total builds: $(git -C "$AM" log -1 --format=%s)"
+	done
+	git -C "$AM" checkout -q am
+}
+
+# Sparse on mm/damon, counting the files the series adds or changes;
+# vaddr.c of the base has sparse warnings of its own.
+check_sparse() {
+	local out ours
+
+	out=$(make -C "$SRC_DIR" O="$OBJ_ROOT/test" CC="ccache gcc" -j"$JOBS" C=2 \
+		mm/damon/ 2>&1 | grep -E 'mm/damon/.*: (warning|error):' || true)
+	echo "sparse on mm/damon, all:"
+	echo "${out:-  clean}"
+	ours=$(grep -E "$(series_files_regex)" <<<"$out" || true)
+	echo "in files of the series: ${ours:-clean}"
+	[ -z "$ours" ]
+}
+
+# series_files_regex: a regex matching the kernel files the series touches
+series_files_regex() {
+	kernel_files | sed 's/\.patch$//; s/[.]/[.]/g; s|^|/|; s/$/:/' | paste -sd'|'
+}
+
+check_w1() {
+	local obj=$OBJ_ROOT/w1 out
+
+	mkdir -p "$obj"
+	cp "$OBJ_ROOT/test/.config" "$obj/.config"
+	make -C "$SRC_DIR" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig >/dev/null
+	out=$(make -C "$SRC_DIR" O="$obj" CC="ccache gcc" -j"$JOBS" W=1 mm/damon/ 2>&1 |
+		grep -E 'mm/damon/.*warning:' || true)
+	echo "W=1 on mm/damon: ${out:-no warnings}"
+	[ -z "$out" ]
+}
+
+case ${1:-} in
+am) check_am ;;
+checkpatch) check_checkpatch ;;
+kernel-doc) check_kernel_doc ;;
+maintainers) check_maintainers ;;
+docs) check_docs ;;
+prefixes) check_prefixes ;;
+sparse) check_sparse ;;
+w1) check_w1 ;;
+*) die "usage: $0 am|checkpatch|kernel-doc|maintainers|docs|prefixes|sparse|w1" ;;
+esac
