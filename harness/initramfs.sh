@@ -41,6 +41,26 @@ make -s -C "$SRC_DIR/tools/testing/selftests" TARGETS=damon O="$BUILD/kselftest-
 	{ tail -n 20 "$BUILD/kselftest.log" >&2; die "kselftest install failed"; }
 cp -r "$ksft" "$root/opt/kselftest"
 
+# The selftests source tree too, built in place, with GNU make and the
+# libraries it needs, so that the guest can also run
+# "make -C tools/testing/selftests TARGETS=damon run_tests" as is.
+tree=$BUILD/ksft-tree
+rm -rf "$tree"
+mkdir -p "$tree/scripts" "$tree/tools/testing/selftests"
+cp -a "$SRC_DIR/scripts/subarch.include" "$tree/scripts/"
+(cd "$SRC_DIR/tools/testing/selftests" &&
+	cp -a Makefile lib.mk kselftest kselftest.h kselftest_harness.h damon \
+		"$tree/tools/testing/selftests/")
+make -s -C "$tree/tools/testing/selftests" TARGETS=damon LDFLAGS=-static \
+	>>"$BUILD/kselftest.log" 2>&1 ||
+	{ tail -n 20 "$BUILD/kselftest.log" >&2; die "kselftest build failed"; }
+mkdir -p "$root/opt/linux"
+cp -a "$tree/scripts" "$tree/tools" "$root/opt/linux/"
+for f in /usr/bin/make $(ldd /usr/bin/make | grep -o '/[^ ]*'); do
+	mkdir -p "$root$(dirname "$f")"
+	cp -L "$f" "$root$f"
+done
+
 echo 'root:x:0:0:root:/root:/bin/bash' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"
 
