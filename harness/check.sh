@@ -39,10 +39,13 @@ t() {
 	fi
 }
 
-# A stage that later tests need: on failure stop here (the report still runs).
+# A stage that later tests need: if it fails, stop here (the report still
+# runs).
 stage() {
+	local before=$NR_FAIL
+
 	t "$@"
-	[ "${FAILED[*]:-}" = "" ] || exit 1
+	[ "$NR_FAIL" -eq "$before" ] || exit 1
 }
 
 # expect_rc RC COMMAND...: COMMAND must exit with exactly RC.

@@ -10,8 +10,8 @@ trap 'stop_workload; damon_stop_all; trace_off 2>/dev/null' EXIT
 # found TITLE: wait for kdamond 0 to single out the hot range, then print
 # the workload's ranges next to DAMON's hottest regions.
 found() {
-	if ! poll 120 hot_range_found 0; then
-		echo "DAMON did not single out the hot range within 120s:"
+	if ! poll "$POLL_SECONDS" hot_range_found 0; then
+		echo "DAMON did not single out the hot range within ${POLL_SECONDS}s:"
 		show_regions 8
 		return 1
 	fi

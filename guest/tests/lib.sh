@@ -7,6 +7,9 @@ BIN=/opt/damon-perf/bin
 NR_PASS=0
 NR_FAIL=0
 WORKLOAD_PID=
+# How long to wait for DAMON to settle: generous, since the debug kernel
+# under TCG runs 5 to 10 times slower.  A deadline, never an expectation.
+POLL_SECONDS=${POLL_SECONDS:-300}
 
 pass() {
 	NR_PASS=$((NR_PASS + 1))
@@ -204,7 +207,7 @@ expect_errno() {
 # AGE aggregation intervals old, and fail as soon as any region shows an
 # access on the way.
 no_accesses_for() {
-	local s e n a young deadline=$((SECONDS + 120))
+	local s e n a young deadline=$((SECONDS + POLL_SECONDS))
 
 	while :; do
 		tried_regions "$1" >/tmp/regions || return 1

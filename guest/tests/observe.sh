@@ -52,7 +52,7 @@ run_perf_mode() {
 		damon_perf_report_missed
 	BEFORE=$(perf_stats_snapshot)
 	echo on >"$(kdamond_dir 0)/state"
-	if ! poll 120 "$WAIT_FOR" 0; then
+	if ! poll "$POLL_SECONDS" "$WAIT_FOR" 0; then
 		echo "timed out waiting for $WAIT_FOR"
 		WAITED=0
 	else
@@ -155,7 +155,7 @@ case_overflow() {
 	trace_on damon_perf_ring_overflow
 	BEFORE=$(perf_stats_snapshot)
 	echo on >"$(kdamond_dir 0)/state"
-	check "a slow drain makes the ring overflow" poll 120 ring_full
+	check "a slow drain makes the ring overflow" poll "$POLL_SECONDS" ring_full
 	echo off >"$(kdamond_dir 0)/state"
 	poll 60 test "$(cat "$(kdamond_dir 0)/pid")" = -1
 	trace_off

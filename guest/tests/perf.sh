@@ -127,7 +127,7 @@ case_page_faults_find_hot() {
 	damon_setup_vaddr 0 "$WORKLOAD_PID"
 	damon_set_perf 0 "${PF[@]}"
 	echo on >"$(kdamond_dir 0)/state"
-	if poll 120 hot_range_found 0; then
+	if poll "$POLL_SECONDS" hot_range_found 0; then
 		pass "page-fault samples find the hot range, cold range reads 0"
 	else
 		fail "page-fault samples did not find the hot range"
@@ -157,7 +157,7 @@ case_commit() {
 	# and back
 	damon_set_perf 0 "${PF[@]}"
 	check "commit back to page faults succeeds" expect_errno OK "$kd/state" commit
-	check "the hot range is found again" poll 120 hot_range_found 0
+	check "the hot range is found again" poll "$POLL_SECONDS" hot_range_found 0
 	reset
 }
 
@@ -188,7 +188,7 @@ case_hotplug() {
 		echo 0 >/sys/devices/system/cpu/cpu$c/online
 	done
 	check "CPUs 1-3 went offline while sampling" test "$(nproc)" -eq 1
-	check "with one CPU left, the hot range is found" poll 120 hot_range_found 0
+	check "with one CPU left, the hot range is found" poll "$POLL_SECONDS" hot_range_found 0
 	online_all_cpus
 	check "CPUs came back online" test "$(nproc)" -eq 4
 
@@ -200,7 +200,7 @@ case_hotplug() {
 	echo "$WORKLOAD_PID" >"$kd/contexts/0/targets/0/pid_target"
 	check "commit to the new workload succeeds" expect_errno OK "$kd/state" commit
 	check "samples from the re-onlined CPU 3 find its hot range" \
-		poll 120 hot_range_found 0
+		poll "$POLL_SECONDS" hot_range_found 0
 	show_regions 3
 	reset
 }
@@ -222,8 +222,8 @@ case_two_kdamonds() {
 	echo on >"$(kdamond_dir 0)/state"
 	echo on >"$(kdamond_dir 1)/state"
 	check "kdamond 0 finds its workload's hot range" \
-		poll 120 hot_range_found 0 "$hs" "$he" "$cs" "$ce"
-	check "kdamond 1 finds its workload's hot range" poll 120 hot_range_found 1
+		poll "$POLL_SECONDS" hot_range_found 0 "$hs" "$he" "$cs" "$ce"
+	check "kdamond 1 finds its workload's hot range" poll "$POLL_SECONDS" hot_range_found 1
 	reset
 }
 

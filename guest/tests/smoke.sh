@@ -14,7 +14,7 @@ damon_setup_vaddr 0 "$WORKLOAD_PID"
 echo on >"$(kdamond_dir 0)/state"
 check "kdamond 0 is on" test "$(cat "$(kdamond_dir 0)/state")" = on
 
-if poll 120 hot_range_found 0; then
+if poll "$POLL_SECONDS" hot_range_found 0; then
 	pass "Accessed-bit DAMON finds the hot range, cold range reads 0"
 else
 	fail "Accessed-bit DAMON did not find the hot range"
