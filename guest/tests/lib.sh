@@ -104,14 +104,28 @@ damon_setup_vaddr() {
 	echo 4294967295 >"$ctx/schemes/0/access_pattern/age/max"
 }
 
+# sysfs_write VALUE FILE: write to a DAMON sysfs file, retrying while it is
+# busy (DAMON sysfs writes fail with EBUSY while a kdamond holds its lock).
+sysfs_write() {
+	for _ in $(seq 50); do
+		if echo "$1" 2>/dev/null >"$2"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "$1" >"$2"
+}
+
 damon_stop_all() {
 	local kd
 
 	for kd in "$DAMON_ADMIN"/kdamonds/[0-9]*; do
 		[ -d "$kd" ] || continue
-		[ "$(cat "$kd/state")" = on ] && echo off >"$kd/state"
+		if [ "$(cat "$kd/state")" = on ]; then
+			sysfs_write off "$kd/state"
+		fi
 	done
-	echo 0 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
+	sysfs_write 0 "$DAMON_ADMIN/kdamonds/nr_kdamonds"
 }
 
 # tried_regions K: print "start end nr_accesses age" for every region of

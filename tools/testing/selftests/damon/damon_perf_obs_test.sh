@@ -172,6 +172,18 @@ skip_rest() {
 	finish
 }
 
+# sysfs_write VALUE FILE: write to a DAMON sysfs file, retrying while it is busy
+# (DAMON sysfs writes fail with EBUSY while a kdamond holds its lock).
+sysfs_write() {
+	for _ in $(seq 50); do
+		if echo "$1" 2>/dev/null >"$2"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "$1" >"$2"
+}
+
 # Cleanup of everything this script set up, on every exit path.
 created_kdamond=0
 workload_pid=
@@ -188,9 +200,9 @@ cleanup() {
 	fi
 	if [ "$created_kdamond" = 1 ]; then
 		if [ "$(cat "$ADMIN/kdamonds/0/state" 2>/dev/null)" = on ]; then
-			echo off >"$ADMIN/kdamonds/0/state"
+			sysfs_write off "$ADMIN/kdamonds/0/state" || true
 		fi
-		echo 0 >"$ADMIN/kdamonds/nr_kdamonds"
+		sysfs_write 0 "$ADMIN/kdamonds/nr_kdamonds" || true
 	fi
 	for e in "${enabled_events[@]}"; do
 		echo 0 >"$e" || true
@@ -435,7 +447,7 @@ while [ $SECONDS -lt "$end" ]; do
 done
 during=$(snapshot)
 echo "$during" >"$outdir/perf_stats.during"
-echo off >"$kd/state"
+sysfs_write off "$kd/state"
 for _ in $(seq 100); do
 	if [ "$(cat "$kd/pid")" = -1 ]; then
 		break
