@@ -107,13 +107,19 @@ damon_setup_vaddr() {
 # sysfs_write VALUE FILE: write to a DAMON sysfs file, retrying while it is
 # busy (DAMON sysfs writes fail with EBUSY while a kdamond holds its lock).
 sysfs_write() {
+	local err
+
 	for _ in $(seq 50); do
-		if echo "$1" 2>/dev/null >"$2"; then
+		if err=$({ echo "$1" >"$2"; } 2>&1); then
 			return 0
 		fi
-		sleep 0.1
+		case $err in
+		*busy*) sleep 0.1 ;;
+		*) break ;;
+		esac
 	done
-	echo "$1" >"$2"
+	echo "$err" >&2
+	return 1
 }
 
 damon_stop_all() {
@@ -121,8 +127,9 @@ damon_stop_all() {
 
 	for kd in "$DAMON_ADMIN"/kdamonds/[0-9]*; do
 		[ -d "$kd" ] || continue
+		# a kdamond whose targets are gone stops by itself (EPERM)
 		if [ "$(cat "$kd/state")" = on ]; then
-			sysfs_write off "$kd/state"
+			sysfs_write off "$kd/state" || [ "$(cat "$kd/state")" = off ]
 		fi
 	done
 	sysfs_write 0 "$DAMON_ADMIN/kdamonds/nr_kdamonds"

@@ -175,13 +175,19 @@ skip_rest() {
 # sysfs_write VALUE FILE: write to a DAMON sysfs file, retrying while it is busy
 # (DAMON sysfs writes fail with EBUSY while a kdamond holds its lock).
 sysfs_write() {
+	local err
+
 	for _ in $(seq 50); do
-		if echo "$1" 2>/dev/null >"$2"; then
+		if err=$({ echo "$1" >"$2"; } 2>&1); then
 			return 0
 		fi
-		sleep 0.1
+		case $err in
+		*busy*) sleep 0.1 ;;
+		*) break ;;
+		esac
 	done
-	echo "$1" >"$2"
+	echo "$err" >&2
+	return 1
 }
 
 # Cleanup of everything this script set up, on every exit path.
@@ -447,7 +453,7 @@ while [ $SECONDS -lt "$end" ]; do
 done
 during=$(snapshot)
 echo "$during" >"$outdir/perf_stats.during"
-sysfs_write off "$kd/state"
+sysfs_write off "$kd/state" || [ "$(cat "$kd/state")" = off ]
 for _ in $(seq 100); do
 	if [ "$(cat "$kd/pid")" = -1 ]; then
 		break
