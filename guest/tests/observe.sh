@@ -104,11 +104,7 @@ case_page_faults() {
 	for n in valid enqueue dequeue match update; do
 		check "page faults: $n grew ($(delta "$n"))" test "$(delta "$n")" -gt 0
 	done
-	if laws; then
-		pass "page faults: the conservation laws hold"
-	else
-		fail "page faults: the conservation laws hold"
-	fi
+	check "page faults: the conservation laws hold" laws
 
 	grep -o 'damon_perf_sample: addr=0x[0-9a-f]* .*' /tmp/trace >/tmp/samples || true
 	check "damon_perf_sample records were traced ($(wc -l </tmp/samples))" test -s /tmp/samples
@@ -130,11 +126,7 @@ case_cpu_clock() {
 		test "$(delta addr_zero)" -eq "$(delta callback)"
 	check "cpu-clock: valid stays 0" test "$(delta valid)" -eq 0
 	check "cpu-clock: no region updates" test "$(delta update)" -eq 0
-	if laws; then
-		pass "cpu-clock: the conservation laws hold"
-	else
-		fail "cpu-clock: the conservation laws hold"
-	fi
+	check "cpu-clock: the conservation laws hold" laws
 	grep -o 'damon_perf_sample: .*' /tmp/trace >/tmp/samples || true
 	check "cpu-clock records were traced" test -s /tmp/samples
 	check "cpu-clock records all show reason=2 context=2" \
@@ -166,11 +158,7 @@ case_overflow() {
 		test "$(stat_of "$AFTER" ring_peak)" -eq "$(stat_of "$AFTER" ring_capacity)"
 	check "damon_perf_ring_overflow records were traced" \
 		grep -q 'damon_perf_ring_overflow: cpu=[0-9]* occupancy=1024 capacity=1024 dropped=[1-9]' "$TRACING/trace"
-	if laws; then
-		pass "overflow: the conservation laws hold"
-	else
-		fail "overflow: the conservation laws hold"
-	fi
+	check "overflow: the conservation laws hold" laws
 	stop_workload
 	echo 0 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
 }
