@@ -40,7 +40,7 @@ check_am() {
 	git clone -q --shared "$BASE_DIR" "$AM"
 	git -C "$AM" checkout -q -b am base
 	# shellcheck disable=SC2046 # one argument per patch file
-	git -C "$AM" -c user.name=am -c user.email=am@localhost am -q $(patches)
+	git -C "$AM" -c user.name=am -c user.email=am@localhost am -q --whitespace=error-all $(patches)
 	echo "applied $(git -C "$AM" rev-list --count base..HEAD) patches"
 	[ "$(git -C "$AM" rev-parse "HEAD^{tree}")" = "$(git -C "$SRC_DIR" rev-parse "HEAD^{tree}")" ] ||
 		die "the series applied with git am differs from the tested tree"
