@@ -56,10 +56,26 @@ make -s -C "$tree/tools/testing/selftests" TARGETS=damon LDFLAGS=-static \
 	{ tail -n 20 "$BUILD/kselftest.log" >&2; die "kselftest build failed"; }
 mkdir -p "$root/opt/linux"
 cp -a "$tree/scripts" "$tree/tools" "$root/opt/linux/"
-for f in /usr/bin/make $(ldd /usr/bin/make | grep -o '/[^ ]*'); do
-	mkdir -p "$root$(dirname "$f")"
-	cp -L "$f" "$root$f"
-done
+
+# Copy the dynamically linked program $1 to $2 in the guest, and the
+# shared libraries it needs to their host paths.
+copy_with_libs() {
+	local lib
+
+	mkdir -p "$root$(dirname "$2")"
+	cp -L "$1" "$root$2"
+	for lib in $(ldd "$1" | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+copy_with_libs /usr/bin/make /usr/bin/make
+# stress-ng and stress for the selftest's workload choice, outside PATH so
+# that by default the selftest uses its own fault workload; the guest
+# tests put them on PATH where they test that choice.
+copy_with_libs /usr/bin/stress-ng /opt/stress/bin/stress-ng
+copy_with_libs /usr/bin/stress /opt/stress/bin/stress
 
 echo 'root:x:0:0:root:/root:/bin/bash' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"

@@ -39,6 +39,7 @@ check "the runner reports ok" grep -q '^ok 1 selftests: damon: damon_perf_obs_te
 echo "=== make -C tools/testing/selftests TARGETS=damon run_tests ==="
 # every damon selftest runs; the python ones fail for want of python here
 rc=0
+rm -rf /tmp/damon_perf_obs.*
 make -C /opt/linux/tools/testing/selftests TARGETS=damon run_tests \
 	>/tmp/make.out 2>&1 || rc=$?
 grep -E '^(not )?ok [0-9]+ selftests: damon:' /tmp/make.out | sed 's/^/    /'
@@ -50,6 +51,31 @@ if ! no_kdamond_left; then
 	echo "note: the damon suite left $(cat "$DAMON_ADMIN/kdamonds/nr_kdamonds") kdamond(s); clearing"
 	damon_stop_all
 fi
+
+echo "=== workloads ==="
+# stress-ng and stress sit in /opt/stress/bin, off PATH unless put there
+# the runner shows no test output; the test's output directory says
+check "make run_tests: auto took the fault workload (no stress-ng, no stress)" \
+	grep -q '^# workload: fault,' /tmp/damon_perf_obs.*/run
+PATH=/opt/stress/bin:$PATH run ng --pmu software
+check "auto takes stress-ng when present" out_has ng '^# workload: stress-ng,'
+check "stress-ng: exit status 0 ($RC)" test $RC -eq 0
+check "stress-ng: no [FAIL]" fails out_has ng '^\[FAIL\]'
+check "no stress-ng process left" fails pidof stress-ng
+mkdir -p /tmp/stress-only
+ln -sf /opt/stress/bin/stress /tmp/stress-only/stress
+PATH=/tmp/stress-only:$PATH run stress --pmu software
+check "auto takes stress when stress-ng is absent" out_has stress '^# workload: stress,'
+check "stress: exit status 0 ($RC)" test $RC -eq 0
+check "stress: no [FAIL]" fails out_has stress '^\[FAIL\]'
+check "no stress process left" fails pidof stress
+run dd --pmu software --workload dd
+check "--workload dd runs dd" out_has dd '^# workload: dd,'
+check "dd: layers 0-5 pass, no [FAIL]" fails out_has dd '^\[FAIL\]'
+check "dd: samples reach the ring" out_has dd '^\[PASS\] Ring: every enqueued record dequeued'
+check "dd: no page faults to match is a skip, exit status 4 ($RC)" test $RC -eq 4
+check "dd: says why" out_has dd 'dd took no page faults while sampled'
+check "no dd process left" fails pidof dd
 
 echo "=== positive control: --pmu software --freq 1 --sample-freq 100 ==="
 run freq --pmu software --freq 1 --sample-freq 100 --workload fault

@@ -58,7 +58,9 @@ ring, drain, match and update (perf_stats counters).
   --duration S        seconds to sample (default 10)
   --workload W        auto, stress-ng, stress, dd or fault; auto takes the
                       first present of stress-ng, stress, the fault
-                      workload and dd (default auto)
+                      workload and dd (default auto).  dd touches its
+                      buffer's pages for the first time only once, so
+                      the software page-fault event sees it only then
   --cpus N            run the workload on the first N CPUs only
   --output DIR        where to keep perf_stats, trace and dmesg output
                       (default: a new directory under /tmp)
@@ -197,11 +199,13 @@ enabled_events=()
 
 # shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
-	local e
+	local e pids
 
 	trap - EXIT INT TERM
 	if [ -n "$workload_pid" ]; then
-		kill "$workload_pid" 2>/dev/null || true
+		# stress-ng and stress work in child processes
+		mapfile -t pids < <(descendants "$workload_pid")
+		kill "${pids[@]}" "$workload_pid" 2>/dev/null || true
 		wait "$workload_pid" 2>/dev/null || true
 	fi
 	if [ "$created_kdamond" = 1 ]; then
@@ -256,6 +260,20 @@ max_state() {
 		done
 	done < <(sed -n 's/.*CPU[0-9]*: st=\([A-Z]*\).*/\1/p' <<<"$1")
 	echo "$max"
+}
+
+# descendants PID: every process forked from PID, directly or not
+# shellcheck disable=SC2317 # run by cleanup
+descendants() {
+	local stat ppid pid
+
+	for stat in /proc/[0-9]*/stat; do
+		read -r pid _ _ ppid _ <"$stat" 2>/dev/null || continue
+		if [ "$ppid" = "$1" ]; then
+			echo "$pid"
+			descendants "$pid"
+		fi
+	done
 }
 
 # descendant PID: the most deeply forked first descendant of PID (the
@@ -321,7 +339,7 @@ start_workload() {
 	if ! kill -0 "$target_pid" 2>/dev/null; then
 		return 1
 	fi
-	echo "# workload: $workload, target pid $target_pid"
+	echo "# workload: $workload, target pid $target_pid" | tee "$outdir/run"
 }
 
 # ---------------------------------------------------------------------
@@ -416,7 +434,7 @@ for kv in type="$type" config="$config" config1="$config1" freq="$freq" \
 done
 echo "# event: type=$type config=$config config1=$config1 freq=$freq" \
 	"period=$period sample_freq=$sample_freq precise_ip=$precise_ip" \
-	"exclude_kernel=$exclude_kernel"
+	"exclude_kernel=$exclude_kernel" | tee -a "$outdir/run"
 
 if [ "$have_trace" = 1 ]; then
 	for e in damon_perf_sample damon_perf_ring_overflow \
@@ -504,8 +522,15 @@ check "Ring: valid = enqueue + overflow + report_missed" test "$(delta valid)" -
 check "Ring: every enqueued record dequeued" test "$(delta enqueue)" -eq "$(delta dequeue)"
 
 layer "Layer 6: Drain & Match"
-check "Drain & Match: $(delta match) matched" test "$(delta match)" -gt 0
-check "Update: $(delta update) region updates" test "$(delta update)" -gt 0
+if [ "$workload" = dd ] && [ "$type" = 1 ] && [ "$config" = 2 ] &&
+   [ "$(delta match)" -eq 0 ]; then
+	# dd faults its buffer in once, when it starts, and never again
+	skip "Drain & Match: dd took no page faults while sampled"
+	skip "Update: no samples of dd to update regions from"
+else
+	check "Drain & Match: $(delta match) matched" test "$(delta match)" -gt 0
+	check "Update: $(delta update) region updates" test "$(delta update)" -gt 0
+fi
 echo "Misses: miss_tgid=$(delta miss_tgid) miss_region=$(delta miss_region)" \
 	"miss_bound=$(delta miss_bound)"
 check "Drain: dequeue = match + miss_tgid + miss_region + miss_bound" \
