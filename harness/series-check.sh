@@ -6,7 +6,9 @@
 #   am           git am onto the base succeeds and ends at the applied tree
 #   checkpatch   checkpatch --strict: no errors or warnings; every CHECK is
 #                listed, with its justification, in series/cover-letter
-#   kernel-doc   scripts/kernel-doc -none is clean on every new C file
+#   kernel-doc   scripts/kernel-doc -none -Wall is clean on every C file
+#                each patch adds, and adds nothing to what it says of the
+#                base's version of every file a patch changes
 #   maintainers  get_maintainer.pl names the new entry for every patch
 #   docs         docutils parses the new rst page; get_abi.pl validates
 #   prefixes     every prefix of the series builds (the test config)
@@ -78,15 +80,51 @@ check_checkpatch() {
 	return $bad
 }
 
-check_kernel_doc() {
-	local files=() out
+# kdoc DIR FILE...: kernel-doc -none -Wall on FILEs, relative to DIR, with
+# line numbers dropped so that runs on two versions of a file compare.
+kdoc() {
+	local dir=$1
 
-	mapfile -t files < <(git -C "$TOP" ls-files 'mm/*.[ch]' 'include/*.h')
-	# the changed header too, for the structures it exports
-	files+=(include/linux/damon.h)
-	echo "kernel-doc on: ${files[*]}"
-	out=$(in_src perl scripts/kernel-doc -none -Wall "${files[@]}" 2>&1)
-	[ -z "$out" ] || { echo "$out"; return 1; }
+	shift
+	(cd "$dir" && perl "$AM/scripts/kernel-doc" -none -Wall "$@" 2>&1) |
+		sed -E 's/:[0-9]+: /: /' | sort
+}
+
+check_kernel_doc() {
+	local commit n=0 total files old f out base bad=0 tmp=$BUILD/kdoc-base
+
+	[ -d "$AM/.git" ] || die "run the am check first"
+	total=$(git -C "$AM" rev-list --count base..am)
+	for commit in $(git -C "$AM" rev-list --reverse base..am); do
+		n=$((n + 1))
+		mapfile -t files < <(git -C "$AM" diff-tree --no-commit-id \
+			--name-only -r --diff-filter=AM "$commit" -- \
+			'mm/*.[ch]' 'include/*.h')
+		if [ ${#files[@]} -eq 0 ]; then
+			echo "$n/$total: no C files"
+			continue
+		fi
+		# what kernel-doc says of the base's version of changed files
+		rm -rf "$tmp"
+		for f in "${files[@]}"; do
+			if git -C "$AM" cat-file -e "base:$f" 2>/dev/null; then
+				mkdir -p "$tmp/$(dirname "$f")"
+				git -C "$AM" show "base:$f" >"$tmp/$f"
+			fi
+		done
+		base=
+		if [ -d "$tmp" ]; then
+			mapfile -t old < <(cd "$tmp" && find . -type f -printf '%P\n')
+			base=$(kdoc "$tmp" "${old[@]}")
+		fi
+		git -C "$AM" checkout -q "$commit"
+		out=$(comm -13 <(echo "$base") <(kdoc "$AM" "${files[@]}") | sed '/^$/d')
+		echo "$n/$total ${files[*]}: ${out:-clean}"
+		[ -z "$out" ] || bad=1
+	done
+	git -C "$AM" checkout -q am
+	rm -rf "$tmp"
+	return $bad
 }
 
 check_maintainers() {
