@@ -4,11 +4,15 @@
 #
 # series/NN-name/ defines step NN: "message" is its commit message (subject,
 # blank line, body) and "files" lists the repo files it brings.  A listed
-# file lands as the repo has it, unless series/NN-name/<path> exists, which
-# then gives that file's content at this step (a file that later steps
-# extend).  Commits are made on the pristine base in build/series-src and
-# written by git format-patch, with series/cover-letter, to build/series/.
-# The tip of the series must be exactly the tree apply.sh builds.
+# file lands as the repository has it, except when the step's folder has
+#  - series/NN-name/<path>: the file's whole content at this step, or
+#  - series/NN-name/<path>.undo: a diff that takes the file from its
+#    content at the next step that lists it (the repository's, after the
+#    last) back to this step's; it must apply exactly, so the earlier
+#    versions follow every change to the file or make series fails.
+# Commits are made on the pristine base in build/series-src and written by
+# git format-patch, with series/cover-letter, to build/series/.  The tip of
+# the series must be exactly the tree apply.sh builds.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -23,25 +27,50 @@ git clone -q --shared "$BASE_DIR" "$WORK"
 cd "$WORK"
 git checkout -q -b damon-perf base
 
+mapfile -t steps < <(printf '%s\n' "$TOP"/series/[0-9]*/ | sed 's|/$||')
+
+# version I PATH OUT: write PATH as step I brings it to OUT
+version() {
+	local i=$1 path=$2 out=$3 step=${steps[$1]} j
+
+	if [ -e "$step/$path" ]; then
+		cp "$step/$path" "$out"
+	elif [ -e "$step/$path.undo" ]; then
+		for ((j = i + 1; j < ${#steps[@]}; j++)); do
+			if grep -qxF "$path" "${steps[$j]}/files"; then
+				break
+			fi
+		done
+		if [ "$j" -lt "${#steps[@]}" ]; then
+			version "$j" "$path" "$out"
+		else
+			cp "$TOP/$path" "$out"
+		fi
+		patch -s -F0 --no-backup-if-mismatch -r - "$out" "$step/$path.undo" ||
+			die "$(basename "$step"): $path.undo does not apply"
+	else
+		cp "$TOP/$path" "$out"
+	fi
+}
+
 listed=()
-for step in "$TOP"/series/[0-9]*/; do
-	step=${step%/}
+for i in "${!steps[@]}"; do
+	step=${steps[$i]}
 	if [ ! -f "$step/message" ] || [ ! -f "$step/files" ]; then
 		die "$step needs a message and a files list"
 	fi
 	while read -r path; do
 		[ -n "$path" ] || continue
-		src=$TOP/$path
-		[ -e "$step/$path" ] && src=$step/$path
-		[ -e "$src" ] || die "$(basename "$step"): $path does not exist"
+		[ -e "$TOP/$path" ] || die "$(basename "$step"): $path does not exist"
 		if [[ $path == *.patch ]]; then
 			target=${path%.patch}
 			git checkout -q base -- "$target"
-			git apply --whitespace=error-all "$src" ||
-				die "$(basename "$step"): $src does not apply"
+			version "$i" "$path" "$WORK.diff"
+			git apply --whitespace=error-all "$WORK.diff" ||
+				die "$(basename "$step"): $path does not apply"
 		else
 			mkdir -p "$(dirname "$path")"
-			cp "$src" "$path"
+			version "$i" "$path" "$path"
 		fi
 		listed+=("$path")
 	done <"$step/files"
@@ -53,6 +82,7 @@ for step in "$TOP"/series/[0-9]*/; do
 	} | git -c user.name="damon-perf developers" \
 		-c user.email=damon-perf@example.org commit -q -F -
 done
+rm -f "$WORK.diff"
 
 # Every kernel file of the repository is in some step.
 missing=$(comm -23 <(kernel_files) <(printf '%s\n' "${listed[@]}" | sort -u))
