@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # In the debug kernel (KASAN, lockdep, atomic-sleep checks, kmemleak): run
-# the other in-guest tests, then have kmemleak scan for what they leaked.
+# the other in-guest tests and two kselftest runs, then have kmemleak scan
+# for what they leaked.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -15,6 +16,18 @@ for t in smoke perf observe; do
 	echo "=== $t ==="
 	"$dir/$t.sh" || rc=1
 done
+
+# The kselftest's positive control and a refused PMU; kselftest.sh runs
+# the rest on the test kernel.
+echo "=== kselftest ==="
+ks=/opt/kselftest/damon/damon_perf_obs_test.sh
+check "damon_perf_obs_test.sh --pmu software passes every layer" \
+	"$ks" --pmu software --duration 5 --workload fault --output /tmp/ks-pos.d
+ks_rc=0
+"$ks" --pmu-type 9999 --output /tmp/ks-9999.d || ks_rc=$?
+check "damon_perf_obs_test.sh --pmu-type 9999 skips ($ks_rc)" test $ks_rc -eq 4
+check "no kdamond left" \
+	test "$(cat "$DAMON_ADMIN/kdamonds/nr_kdamonds")" = 0
 
 # kmemleak reports objects only once they are 5 s old
 echo "=== kmemleak ==="

@@ -45,8 +45,9 @@ make -C /opt/linux/tools/testing/selftests TARGETS=damon run_tests \
 grep -E '^(not )?ok [0-9]+ selftests: damon:' /tmp/make.out | sed 's/^/    /'
 check "make run_tests ran damon_perf_obs_test.sh, and it passed" \
 	grep -qE '^ok [0-9]+ selftests: damon: damon_perf_obs_test.sh$' /tmp/make.out
-# one of the base's damon selftests leaves a kdamond behind; clear it so
-# that the guard of the next runs does not (rightly) refuse to run
+# the base's sysfs_update_removed_scheme_dir.sh ends with its kdamond
+# turned off but still in sysfs (nr_kdamonds 1); clear it so that the guard
+# of the next runs does not (rightly) refuse to run
 if ! no_kdamond_left; then
 	echo "note: the damon suite left $(cat "$DAMON_ADMIN/kdamonds/nr_kdamonds") kdamond(s); clearing"
 	damon_stop_all
