@@ -101,10 +101,10 @@ git format-patch -q -o "$OUT" --cover-letter --subject-prefix="RFC PATCH" \
 	--base=base base..HEAD
 cover=$(ls "$OUT"/0000-*.patch)
 subject=$(head -n 1 "$TOP/series/cover-letter")
-python3 - "$cover" "$subject" "$TOP/series/cover-letter" <<'PY'
+python3 - "$cover" "$subject" "$TOP/series/cover-letter" "$BASE_VERSION" <<'PY'
 import sys
-path, subject, letter = sys.argv[1:]
-body = open(letter).read().split('\n', 2)[2]
+path, subject, letter, version = sys.argv[1:]
+body = open(letter).read().split('\n', 2)[2].replace('@BASE_VERSION@', version)
 text = open(path).read()
 text = text.replace('*** SUBJECT HERE ***', subject)
 text = text.replace('*** BLURB HERE ***', body.rstrip('\n'))
