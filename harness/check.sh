@@ -203,7 +203,7 @@ t combo-no-perf-events build_uml combo-uml vmlinux \
 
 # The mail-ready series and the kernel's own checks on it.
 stage series "$TOP/harness/series.sh"
-for c in am checkpatch kernel-doc maintainers docs sparse w1 prefixes; do
+for c in am checkpatch kernel-doc maintainers kconfig docs sparse w1 prefixes; do
 	t "series-$c" series_check "$c"
 done
 

@@ -10,6 +10,7 @@
 #                each patch adds, and adds nothing to what it says of the
 #                base's version of every file a patch changes
 #   maintainers  get_maintainer.pl names the new entry for every patch
+#   kconfig      no patch refers to a Kconfig symbol that does not exist yet
 #   docs         Sphinx builds the DAMON admin-guide folder and adds no
 #                warning to the base's; get_abi.pl validates
 #   prefixes     every prefix of the series builds (the test config)
@@ -181,6 +182,27 @@ check_docs() {
 	echo "get_abi.pl validate: nothing about damon"
 }
 
+# Every CONFIG_ symbol that a patch adds a reference to is defined once the
+# patch is applied (the kernel's checkkconfigsymbols.py on each patch).
+check_kconfig() {
+	local commit n=0 total out bad=0
+
+	[ -d "$AM/.git" ] || die "run the am check first"
+	total=$(git -C "$AM" rev-list --count base..am)
+	# the script resets the checkout to the commits it compares
+	git -C "$AM" checkout -q --detach am
+	for commit in $(git -C "$AM" rev-list --reverse base..am); do
+		n=$((n + 1))
+		out=$(cd "$AM" && python3 scripts/checkkconfigsymbols.py \
+			--diff "$commit^..$commit" 2>&1) || true
+		echo "$n/$total $(git -C "$AM" log -1 --format=%s "$commit"):" \
+			"${out:-no undefined symbols}"
+		[ -z "$out" ] || bad=1
+	done
+	git -C "$AM" checkout -q am
+	return $bad
+}
+
 check_prefixes() {
 	local obj=$OBJ_ROOT/prefix n commit total
 
@@ -252,7 +274,8 @@ kernel-doc) check_kernel_doc ;;
 maintainers) check_maintainers ;;
 docs) check_docs ;;
 prefixes) check_prefixes ;;
+kconfig) check_kconfig ;;
 sparse) check_sparse ;;
 w1) check_w1 ;;
-*) die "usage: $0 am|checkpatch|kernel-doc|maintainers|docs|prefixes|sparse|w1" ;;
+*) die "usage: $0 am|checkpatch|kernel-doc|maintainers|kconfig|docs|prefixes|sparse|w1" ;;
 esac
