@@ -10,9 +10,10 @@
  *
  * Counters are attributed to the CPU that took the sample: the sampling side
  * counts on its own CPU, in any context, NMI included, with this_cpu
- * operations; the drain side runs in kdamonds on any CPU and adds to the
- * sampling CPU's counters atomically.  Readers get a best-effort snapshot
- * without taking any lock.
+ * operations (which an NMI cannot tear on 64-bit architectures; on 32-bit
+ * ones a nested NMI may lose an increment); the drain side runs in kdamonds
+ * on any CPU and adds to the sampling CPU's counters atomically.  Readers get
+ * a best-effort snapshot without taking any lock.
  */
 
 #define pr_fmt(fmt) "damon-perf: " fmt
@@ -120,9 +121,10 @@ static enum damon_perf_cpu_state damon_perf_cpu_state(unsigned int cpu)
 }
 
 /*
- * Move one context's events on @cpu to @to.  Safe in any context; the
- * cmpxchg settles a sample's ENABLED -> RUNNING against a release.  Returns
- * false, changing nothing and saying so in the log, for an illegal change.
+ * Move one context's events on @cpu to @to, for a lifecycle step of the
+ * kdamond or CPU hotplug; the cmpxchg settles it against a sample's
+ * ENABLED -> RUNNING.  Returns false, changing nothing and saying so in the
+ * log, for an illegal change.
  */
 static bool damon_perf_obs_change(struct damon_perf_obs *obs, unsigned int cpu,
 				  enum damon_perf_cpu_state to)
@@ -151,6 +153,23 @@ static bool damon_perf_obs_change(struct damon_perf_obs *obs, unsigned int cpu,
 	else if (to == DAMON_PERF_ST_CREATED)
 		WRITE_ONCE(c->error, false);
 	return true;
+}
+
+/*
+ * ENABLED -> RUNNING, on a sample.  A single cmpxchg, as the sample may be
+ * in NMI context: a sample that loses the race against a release or
+ * another sample changes nothing, and is not an illegal change.
+ */
+static void damon_perf_obs_run(struct damon_perf_obs *obs, unsigned int cpu)
+{
+	struct damon_perf_obs_cpu *c = per_cpu_ptr(&damon_perf_obs_cpus, cpu);
+
+	if (READ_ONCE(obs->state[cpu]) != DAMON_PERF_ST_ENABLED ||
+	    cmpxchg(&obs->state[cpu], DAMON_PERF_ST_ENABLED,
+		    DAMON_PERF_ST_RUNNING) != DAMON_PERF_ST_ENABLED)
+		return;
+	atomic_dec(&c->nr_in_state[DAMON_PERF_ST_ENABLED]);
+	atomic_inc(&c->nr_in_state[DAMON_PERF_ST_RUNNING]);
 }
 
 /**
@@ -238,8 +257,7 @@ void damon_perf_obs_sample(struct damon_perf_obs *obs,
 	unsigned int cpu = smp_processor_id();
 
 	this_cpu_inc(damon_perf_obs_cpus.reason[reason]);
-	if (READ_ONCE(obs->state[cpu]) == DAMON_PERF_ST_ENABLED)
-		damon_perf_obs_change(obs, cpu, DAMON_PERF_ST_RUNNING);
+	damon_perf_obs_run(obs, cpu);
 
 	trace_damon_perf_sample(addr,
 				data && (pmu_flags & PERF_SAMPLE_DATA_SRC) ?

@@ -66,6 +66,12 @@ static void damon_perf_obs_test_states(struct kunit *test)
 	/* release: back to UNINIT once no event set lives on the CPU */
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_UNINIT);
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_CREATED, damon_perf_cpu_state(cpu));
+
+	/* a sample that lost the race against the release changes nothing */
+	illegal = atomic64_read(&damon_perf_obs_illegal);
+	damon_perf_obs_run(&obs, cpu);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, obs.state[cpu]);
+	KUNIT_EXPECT_EQ(test, illegal, atomic64_read(&damon_perf_obs_illegal));
 	damon_perf_obs_exit(&other);
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, damon_perf_cpu_state(cpu));
 	damon_perf_obs_exit(&obs);
