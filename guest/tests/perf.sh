@@ -158,6 +158,11 @@ case_commit() {
 	damon_set_perf 0 "${PF[@]}"
 	check "commit back to page faults succeeds" expect_errno OK "$kd/state" commit
 	check "the hot range is found again" poll "$POLL_SECONDS" hot_range_found 0
+
+	# a commit without a context to take is refused, as the base refuses it
+	echo 0 >"$kd/contexts/nr_contexts"
+	check "commit with nr_contexts 0 gets EINVAL" expect_errno EINVAL "$kd/state" commit
+	check "the kdamond is still on" test "$(cat "$kd/state")" = on
 	reset
 }
 

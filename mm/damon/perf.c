@@ -58,9 +58,11 @@ struct damon_perf_record {
  * The producer side runs only on the ring's own CPU, but a producer can be
  * interrupted by another one on that CPU (an NMI-context PMU sample landing
  * on a page fault report, say).  Each producer reserves its slot with a local
- * cmpxchg on @reserve, and only the outermost one, the one that brings @nest
- * back to zero, publishes @head, so the consumer never sees a slot reserved
- * by an interrupted producer before that producer has written it.
+ * cmpxchg on @reserve, and only the outermost one, the one that entered with
+ * @nest at zero, publishes @head, so the consumer never sees a slot reserved
+ * by an interrupted producer before that producer has written it.  It
+ * publishes before it gives up its nesting level, so that @head never goes
+ * back, and publishes again if a producer reserved a slot after that.
  *
  * @head is written by the producer side and read by the consumer; @tail is
  * written by the consumer and read by the producers.  The two are
@@ -452,29 +454,43 @@ static bool damon_perf_ring_reserve(struct damon_perf_ring *ring,
 	return true;
 }
 
-static void damon_perf_ring_leave(struct damon_perf_ring *ring)
+/*
+ * One publishing round of the outermost producer: publish every reserved
+ * slot, then give up the nesting level.  Returns false if a producer
+ * reserved a slot after that, which the caller must publish too.
+ */
+static bool damon_perf_ring_publish(struct damon_perf_ring *ring)
 {
 	unsigned long pos;
 
-	for (;;) {
-		pos = local_read(&ring->reserve);
-		/* Read the reservations before giving up our nesting level. */
-		barrier();
-		if (!local_dec_and_test(&ring->nest))
-			return;	/* the producer we interrupted publishes */
-		/*
-		 * Pairs with the smp_load_acquire() of ->head in
-		 * damon_perf_ring_consume(): the slots below @pos are written
-		 * before the consumer sees @pos.
-		 */
-		smp_store_release(&ring->head, pos);
-		/*
-		 * A producer that interrupted us after we read ->reserve saw
-		 * nest > 0 and left publishing its slot to us.
-		 */
-		barrier();
-		if (likely(pos == local_read(&ring->reserve)))
-			return;
+	/*
+	 * We still hold our nesting level, so a producer that interrupts us
+	 * from here until the decrement below does not publish: ->head never
+	 * goes from its position back to our older one.
+	 */
+	pos = local_read(&ring->reserve);
+	/*
+	 * Pairs with the smp_load_acquire() of ->head in
+	 * damon_perf_ring_consume(): the slots below @pos are written
+	 * before the consumer sees @pos.
+	 */
+	smp_store_release(&ring->head, pos);
+	/* Publish before giving up the nesting level... */
+	barrier();
+	local_dec(&ring->nest);
+	/* ...and give it up before looking for later reservations. */
+	barrier();
+	return pos == local_read(&ring->reserve);
+}
+
+static void damon_perf_ring_leave(struct damon_perf_ring *ring)
+{
+	/* A nested producer leaves publishing to the one it interrupted. */
+	if (local_read(&ring->nest) > 1) {
+		local_dec(&ring->nest);
+		return;
+	}
+	while (!damon_perf_ring_publish(ring)) {
 		local_inc(&ring->nest);
 		barrier();
 	}
@@ -509,6 +525,9 @@ static unsigned int damon_perf_ring_consume(struct damon_perf_ring *ring,
 	unsigned long tail = ring->tail;
 	unsigned int n = 0;
 
+	/* ->head only moves forward, and never by more than the ring */
+	if (WARN_ON_ONCE(head - tail > DAMON_PERF_RING_SIZE))
+		return 0;
 	while (tail != head && n < max)
 		buf[n++] = ring->slots[tail++ & DAMON_PERF_RING_MASK];
 	/* Pairs with the smp_load_acquire() of ->tail in the producer. */
@@ -1159,14 +1178,18 @@ void damon_perf_stop(struct damon_ctx *ctx)
 /**
  * damon_perf_validate() - Check that the perf events of a context are usable.
  * @ctx:	The context, not running.
+ * @running:	The running context @ctx is to be committed to, or NULL.
  *
  * Creates and releases each perf event of @ctx on the current CPU, to
  * find out before committing them to a running kdamond whether perf takes
- * them.  Does nothing for a context without perf events.
+ * them.  Does nothing for a context without perf events, or with the same
+ * perf events as @running, which damon_perf_commit() keeps as they are.  A
+ * PMU that takes one user at a time refuses the trial with -EBUSY while
+ * @running holds it, so changing such events needs a restart.
  *
  * Return: 0 if perf takes them all, or the error of the first it refused.
  */
-int damon_perf_validate(struct damon_ctx *ctx)
+int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running)
 {
 	struct perf_event_attr *attrs;
 	struct perf_event *event;
@@ -1174,6 +1197,8 @@ int damon_perf_validate(struct damon_ctx *ctx)
 	int err;
 
 	if (!damon_perf_mode(ctx))
+		return 0;
+	if (running && damon_perf_events_eq(ctx, running))
 		return 0;
 	attrs = kcalloc(ctx->nr_perf_events, sizeof(*attrs), GFP_KERNEL);
 	if (!attrs)

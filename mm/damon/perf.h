@@ -98,7 +98,7 @@ int damon_perf_field_store(struct damon_perf_event_attr *attr,
 u64 damon_perf_field_show(const struct damon_perf_event_attr *attr,
 			  enum damon_perf_event_field field);
 
-int damon_perf_validate(struct damon_ctx *ctx);
+int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running);
 int damon_perf_start(struct damon_ctx *ctx);
 void damon_perf_enable(struct damon_ctx *ctx);
 unsigned int damon_perf_check_accesses(struct damon_ctx *ctx);
@@ -113,7 +113,8 @@ static inline bool damon_perf_mode(struct damon_ctx *ctx)
 
 #else	/* CONFIG_DAMON_PERF_EVENTS */
 
-static inline int damon_perf_validate(struct damon_ctx *ctx)
+static inline int damon_perf_validate(struct damon_ctx *ctx,
+				      struct damon_ctx *running)
 {
 	return 0;
 }

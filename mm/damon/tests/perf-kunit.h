@@ -127,6 +127,45 @@ static void damon_perf_test_ring_nested(struct kunit *test)
 	kvfree(ring);
 }
 
+/*
+ * The outermost producer publishes before it gives up its nesting level; a
+ * producer that interrupts it after that is the outermost one in turn and
+ * publishes its own slot.  Either way ->head only moves forward.
+ */
+static void damon_perf_test_ring_publish(struct kunit *test)
+{
+	struct damon_perf_ring *ring = damon_perf_test_ring(test);
+	struct damon_perf_record rec, buf[4];
+	unsigned long pos, occupancy;
+
+	preempt_disable();
+	damon_perf_ring_enter(ring);
+	KUNIT_ASSERT_TRUE(test, damon_perf_ring_reserve(ring, &pos, &occupancy));
+	ring->slots[pos & DAMON_PERF_RING_MASK] = damon_perf_test_rec(111);
+	/* a producer that interrupts before the publish does not publish */
+	rec = damon_perf_test_rec(222);
+	KUNIT_EXPECT_TRUE(test, damon_perf_ring_push(ring, &rec, &occupancy));
+	KUNIT_EXPECT_EQ(test, 0ul, smp_load_acquire(&ring->head));
+	KUNIT_EXPECT_EQ(test, 1l, local_read(&ring->nest));
+
+	/* one publishing round finds nothing reserved after it */
+	KUNIT_EXPECT_TRUE(test, damon_perf_ring_publish(ring));
+	KUNIT_EXPECT_EQ(test, 2ul, smp_load_acquire(&ring->head));
+	KUNIT_EXPECT_EQ(test, 0l, local_read(&ring->nest));
+
+	/* one that interrupts after it publishes its own slot, further on */
+	rec = damon_perf_test_rec(333);
+	KUNIT_EXPECT_TRUE(test, damon_perf_ring_push(ring, &rec, &occupancy));
+	KUNIT_EXPECT_EQ(test, 3ul, smp_load_acquire(&ring->head));
+	preempt_enable();
+
+	KUNIT_ASSERT_EQ(test, 3u, damon_perf_ring_consume(ring, buf, 4));
+	KUNIT_EXPECT_EQ(test, 111ull, buf[0].addr);
+	KUNIT_EXPECT_EQ(test, 222ull, buf[1].addr);
+	KUNIT_EXPECT_EQ(test, 333ull, buf[2].addr);
+	kvfree(ring);
+}
+
 static void damon_perf_test_classify(struct kunit *test)
 {
 	void *page = (void *)__get_free_page(GFP_KERNEL);
@@ -377,7 +416,8 @@ static struct damon_ctx *damon_perf_test_ctx(struct kunit *test, u32 type)
 
 /*
  * A second context on a PMU that takes one user per CPU fails its start with
- * -EBUSY and keeps nothing; the first one is not disturbed.
+ * -EBUSY and keeps nothing; the first one is not disturbed.  Validating a
+ * commit to the running one tries only events that change.
  */
 static void damon_perf_test_exclusive_pmu(struct kunit *test)
 {
@@ -394,7 +434,13 @@ static void damon_perf_test_exclusive_pmu(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, a->perf);
 	KUNIT_EXPECT_EQ(test, -EBUSY, damon_perf_start(b));
 	KUNIT_EXPECT_NULL(test, b->perf);
-	KUNIT_EXPECT_EQ(test, -EBUSY, damon_perf_validate(b));
+	KUNIT_EXPECT_EQ(test, -EBUSY, damon_perf_validate(b, NULL));
+	/* committing the running events again needs no trial... */
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_validate(b, a));
+	/* ...but changed ones do, and the PMU is taken */
+	b->perf_events[0].config++;
+	KUNIT_EXPECT_EQ(test, -EBUSY, damon_perf_validate(b, a));
+	b->perf_events[0].config--;
 
 	cpus_read_lock();
 	for_each_online_cpu(cpu)
@@ -418,6 +464,7 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_ring_full),
 	KUNIT_CASE(damon_perf_test_ring_wrap),
 	KUNIT_CASE(damon_perf_test_ring_nested),
+	KUNIT_CASE(damon_perf_test_ring_publish),
 	KUNIT_CASE(damon_perf_test_classify),
 	KUNIT_CASE(damon_perf_test_find_region),
 	KUNIT_CASE(damon_perf_test_match),
