@@ -145,18 +145,18 @@ static void damon_perf_test_ring_publish(struct kunit *test)
 	/* a producer that interrupts before the publish does not publish */
 	rec = damon_perf_test_rec(222);
 	KUNIT_EXPECT_TRUE(test, damon_perf_ring_push(ring, &rec, &occupancy));
-	KUNIT_EXPECT_EQ(test, 0ul, smp_load_acquire(&ring->head));
+	KUNIT_EXPECT_EQ(test, 0ul, READ_ONCE(ring->head));
 	KUNIT_EXPECT_EQ(test, 1l, local_read(&ring->nest));
 
 	/* one publishing round finds nothing reserved after it */
 	KUNIT_EXPECT_TRUE(test, damon_perf_ring_publish(ring));
-	KUNIT_EXPECT_EQ(test, 2ul, smp_load_acquire(&ring->head));
+	KUNIT_EXPECT_EQ(test, 2ul, READ_ONCE(ring->head));
 	KUNIT_EXPECT_EQ(test, 0l, local_read(&ring->nest));
 
 	/* one that interrupts after it publishes its own slot, further on */
 	rec = damon_perf_test_rec(333);
 	KUNIT_EXPECT_TRUE(test, damon_perf_ring_push(ring, &rec, &occupancy));
-	KUNIT_EXPECT_EQ(test, 3ul, smp_load_acquire(&ring->head));
+	KUNIT_EXPECT_EQ(test, 3ul, READ_ONCE(ring->head));
 	preempt_enable();
 
 	KUNIT_ASSERT_EQ(test, 3u, damon_perf_ring_consume(ring, buf, 4));
