@@ -462,19 +462,18 @@ DEFINE_SHOW_ATTRIBUTE(damon_perf_stats);
 
 static int __init damon_perf_obs_debugfs_init(void)
 {
-	struct dentry *dir;
+	struct dentry *dir, *found;
 
 	/*
 	 * The deprecated DAMON debugfs interface may have made damon/
 	 * already; it runs at an earlier initcall level.
 	 */
-	dir = debugfs_lookup("damon", NULL);
-	if (!dir)
-		dir = debugfs_create_dir("damon", NULL);
-	else
-		dput(dir);
+	found = debugfs_lookup("damon", NULL);
+	dir = found ?: debugfs_create_dir("damon", NULL);
 	debugfs_create_file("perf_stats", 0400, dir, NULL,
 			    &damon_perf_stats_fops);
+	/* the lookup's reference, held while the file was made in @dir */
+	dput(found);
 	return 0;
 }
 
