@@ -30,10 +30,11 @@ note() {
 	echo ">>> $*" >&2
 }
 
-# Repo files that are new kernel files: everything under the kernel-path
-# folders that is not a patch, plus Kconfig.damon-perf.
+# Repo files that land in the kernel tree: everything under the kernel-path
+# folders (new files, and patches to the base's files), plus
+# MAINTAINERS.patch.
 kernel_files() {
 	(cd "$TOP" && git ls-files --cached --others --exclude-standard -- \
-		mm include Documentation tools Kconfig.damon-perf MAINTAINERS.patch \
+		mm include Documentation tools MAINTAINERS.patch \
 		2>/dev/null | sort -u)
 }
