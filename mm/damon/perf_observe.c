@@ -120,6 +120,23 @@ static enum damon_perf_cpu_state damon_perf_cpu_state(unsigned int cpu)
 	return DAMON_PERF_ST_UNINIT;
 }
 
+/* Account for one context's events on @cpu having gone from @from to @to. */
+static void damon_perf_obs_moved(unsigned int cpu,
+				 enum damon_perf_cpu_state from,
+				 enum damon_perf_cpu_state to)
+{
+	struct damon_perf_obs_cpu *c = per_cpu_ptr(&damon_perf_obs_cpus, cpu);
+
+	if (damon_perf_st_live(from))
+		atomic_dec(&c->nr_in_state[from]);
+	if (damon_perf_st_live(to))
+		atomic_inc(&c->nr_in_state[to]);
+	if (to == DAMON_PERF_ST_ERROR)
+		WRITE_ONCE(c->error, true);
+	else if (to == DAMON_PERF_ST_CREATED)
+		WRITE_ONCE(c->error, false);
+}
+
 /*
  * Move one context's events on @cpu to @to, for a lifecycle step of the
  * kdamond or CPU hotplug; the cmpxchg settles it against a sample's
@@ -129,7 +146,6 @@ static enum damon_perf_cpu_state damon_perf_cpu_state(unsigned int cpu)
 static bool damon_perf_obs_change(struct damon_perf_obs *obs, unsigned int cpu,
 				  enum damon_perf_cpu_state to)
 {
-	struct damon_perf_obs_cpu *c = per_cpu_ptr(&damon_perf_obs_cpus, cpu);
 	u32 from;
 
 	do {
@@ -144,14 +160,7 @@ static bool damon_perf_obs_change(struct damon_perf_obs *obs, unsigned int cpu,
 		}
 	} while (cmpxchg(&obs->state[cpu], from, to) != from);
 
-	if (damon_perf_st_live(from))
-		atomic_dec(&c->nr_in_state[from]);
-	if (damon_perf_st_live(to))
-		atomic_inc(&c->nr_in_state[to]);
-	if (to == DAMON_PERF_ST_ERROR)
-		WRITE_ONCE(c->error, true);
-	else if (to == DAMON_PERF_ST_CREATED)
-		WRITE_ONCE(c->error, false);
+	damon_perf_obs_moved(cpu, from, to);
 	return true;
 }
 
@@ -162,14 +171,11 @@ static bool damon_perf_obs_change(struct damon_perf_obs *obs, unsigned int cpu,
  */
 static void damon_perf_obs_run(struct damon_perf_obs *obs, unsigned int cpu)
 {
-	struct damon_perf_obs_cpu *c = per_cpu_ptr(&damon_perf_obs_cpus, cpu);
-
-	if (READ_ONCE(obs->state[cpu]) != DAMON_PERF_ST_ENABLED ||
+	if (READ_ONCE(obs->state[cpu]) == DAMON_PERF_ST_ENABLED &&
 	    cmpxchg(&obs->state[cpu], DAMON_PERF_ST_ENABLED,
-		    DAMON_PERF_ST_RUNNING) != DAMON_PERF_ST_ENABLED)
-		return;
-	atomic_dec(&c->nr_in_state[DAMON_PERF_ST_ENABLED]);
-	atomic_inc(&c->nr_in_state[DAMON_PERF_ST_RUNNING]);
+		    DAMON_PERF_ST_RUNNING) == DAMON_PERF_ST_ENABLED)
+		damon_perf_obs_moved(cpu, DAMON_PERF_ST_ENABLED,
+				     DAMON_PERF_ST_RUNNING);
 }
 
 /**
