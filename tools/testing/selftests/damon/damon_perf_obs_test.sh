@@ -262,37 +262,40 @@ max_state() {
 	echo "$max"
 }
 
-# descendants PID: every process forked from PID, directly or not
-# shellcheck disable=SC2317 # run by cleanup
-descendants() {
+# children PID: the processes PID forked, in /proc order
+# shellcheck disable=SC2317 # run by cleanup too
+children() {
 	local stat ppid pid
 
 	for stat in /proc/[0-9]*/stat; do
+		# field 4 is the parent pid; comm (field 2) has no spaces here
 		read -r pid _ _ ppid _ <"$stat" 2>/dev/null || continue
 		if [ "$ppid" = "$1" ]; then
 			echo "$pid"
-			descendants "$pid"
 		fi
+	done
+}
+
+# descendants PID: every process forked from PID, directly or not
+# shellcheck disable=SC2317 # run by cleanup
+descendants() {
+	local pid
+
+	for pid in $(children "$1"); do
+		echo "$pid"
+		descendants "$pid"
 	done
 }
 
 # descendant PID: the most deeply forked first descendant of PID (the
 # process that does the work in stress-ng and stress), or PID itself
 descendant() {
-	local pid=$1 child stat
+	local pid=$1 child
 
 	while :; do
-		child=
-		for stat in /proc/[0-9]*/stat; do
-			# field 4 is the parent pid; comm (field 2) has no spaces here
-			if [ "$(cut -d' ' -f4 "$stat" 2>/dev/null)" = "$pid" ]; then
-				child=$(cut -d' ' -f1 "$stat")
-				break
-			fi
-		done
-		if [ -z "$child" ]; then
-			break
-		fi
+		child=$(children "$pid")
+		child=${child%%$'\n'*}
+		[ -n "$child" ] || break
 		pid=$child
 	done
 	echo "$pid"
