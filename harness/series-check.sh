@@ -229,13 +229,19 @@ check_prefixes() {
 	git -C "$AM" checkout -q am
 }
 
+# test_obj TREE OBJ: make OBJ a build directory of TREE with the test
+# kernel's configuration.
+test_obj() {
+	mkdir -p "$2"
+	cp "$OBJ_ROOT/test/.config" "$2/.config"
+	make -C "$1" O="$2" CC="ccache gcc" -j"$JOBS" olddefconfig >/dev/null
+}
+
 # sparse_warnings TREE OBJ: what make C=2 (sparse on every file) reports in
 # mm/damon of TREE built with the test config in OBJ, paths made relative.
 sparse_warnings() {
 	if [ "$2" != "$OBJ_ROOT/test" ]; then
-		mkdir -p "$2"
-		cp "$OBJ_ROOT/test/.config" "$2/.config"
-		make -C "$1" O="$2" CC="ccache gcc" -j"$JOBS" olddefconfig >/dev/null
+		test_obj "$1" "$2"
 	fi
 	make -C "$1" O="$2" CC="ccache gcc" -j"$JOBS" C=2 mm/damon/ 2>&1 |
 		grep -E 'mm/damon/.*: (warning|error):' | sed "s|^$1/||" | sort || true
@@ -258,9 +264,7 @@ check_sparse() {
 check_w1() {
 	local obj=$OBJ_ROOT/w1 out
 
-	mkdir -p "$obj"
-	cp "$OBJ_ROOT/test/.config" "$obj/.config"
-	make -C "$SRC_DIR" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig >/dev/null
+	test_obj "$SRC_DIR" "$obj"
 	out=$(make -C "$SRC_DIR" O="$obj" CC="ccache gcc" -j"$JOBS" W=1 mm/damon/ 2>&1 |
 		grep -E 'mm/damon/.*warning:' || true)
 	echo "W=1 on mm/damon: ${out:-no warnings}"
