@@ -24,7 +24,7 @@ export:
 	@bash harness/export.sh
 
 kernel:
-	@bash harness/prepare.sh test configs/test.config
+	@bash harness/prepare.sh test Kconfig.damon-perf configs/test.config
 
 initramfs:
 	@bash harness/initramfs.sh

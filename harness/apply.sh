@@ -1,59 +1,45 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Lay this repository onto a clean copy of the base kernel in build/src.
+# make apply: build/src becomes the base with series/ applied by git am,
+# one commit per patch on the branch damon-perf.  That tree is what every
+# build and test uses.
 #
-# The mapping rule: a repo file at path P lands at P in the kernel tree,
-# except that a file named P.patch is a unified diff applied to P.
-# Every run starts again from the pristine base commit, so a half-applied
-# tree is never reused; a patch that does not apply exactly is an error.
+# Work on the kernel code is done there: commit a fix with
+# "git commit --fixup=<commit>" and fold it in with
+# "git rebase -i --autosquash base", or add a commit; then make export
+# writes the branch back to series/.  This script refuses to reset
+# build/src while it holds work that make export has not written.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/harness/base.sh"
 
-if [ ! -d "$SRC_DIR/.git" ]; then
-	note "cloning the base tree into $SRC_DIR"
-	rm -rf "$SRC_DIR"
-	git clone -q --shared "$BASE_DIR" "$SRC_DIR"
+# build/src is up to date if it formats to exactly series/.
+if [ -d "$SRC_DIR/.git" ]; then
+	if [ -n "$(git -C "$SRC_DIR" status --porcelain)" ] && [ "${FORCE:-0}" != 1 ]; then
+		git -C "$SRC_DIR" status --short | head -n 10 >&2
+		die "$SRC_DIR has uncommitted edits; commit them and run make export, or FORCE=1 to drop them"
+	fi
+	tmp=$BUILD/apply-check
+	if [ "$(git -C "$SRC_DIR" symbolic-ref -q --short HEAD)" = "$SERIES_BRANCH" ] &&
+	   "$TOP/harness/series.sh" format "$SRC_DIR" "$tmp" 2>/dev/null &&
+	   diff -r -q "$SERIES_DIR" "$tmp" >/dev/null; then
+		rm -rf "$tmp"
+		note "$SRC_DIR is series/ applied onto $(cat "$BUILD/base/VERSION")"
+		exit 0
+	fi
+	rm -rf "$tmp"
+	if [ "${FORCE:-0}" != 1 ] &&
+	   git -C "$SRC_DIR" rev-parse -q --verify "$SERIES_BRANCH" >/dev/null &&
+	   [ -n "$(git -C "$SRC_DIR" config "branch.$SERIES_BRANCH.exported" || true)" ] &&
+	   [ "$(git -C "$SRC_DIR" config "branch.$SERIES_BRANCH.exported")" != \
+	     "$(git -C "$SRC_DIR" rev-parse "$SERIES_BRANCH")" ]; then
+		die "$SRC_DIR has commits that make export has not written to series/; run make export, or FORCE=1 to drop them"
+	fi
 fi
 
-cd "$SRC_DIR"
-# Edits made by hand in build/src would be lost: make export keeps them.
-if [ -n "$(git status --porcelain)" ] && [ "${FORCE:-0}" != 1 ]; then
-	git status --short | head -n 10 >&2
-	die "$SRC_DIR has edits that are not in the repository; run 'make export' to keep them, or FORCE=1 to drop them"
-fi
-git checkout -q -f --detach base
-git clean -q -f -d -x
-
-mapfile -t files < <(kernel_files)
-patches=()
-for f in "${files[@]}"; do
-	case "$f" in
-	*.patch)
-		patches+=("$f")
-		;;
-	*)
-		mkdir -p "$(dirname "$f")"
-		cp -p "$TOP/$f" "$f"
-		;;
-	esac
-done
-
-for p in "${patches[@]}"; do
-	target=${p%.patch}
-	[ -f "$target" ] || die "$p: $target does not exist in the base tree"
-	if ! out=$(git apply --verbose --whitespace=error-all "$TOP/$p" 2>&1); then
-		echo "$out" >&2
-		die "$p does not apply cleanly"
-	fi
-	if grep -q 'with fuzz\|Hunk.*succeeded at' <<<"$out"; then
-		echo "$out" >&2
-		die "$p applies only with offset or fuzz; regenerate it"
-	fi
-done
-
-git add -A -f .
-git -c user.name=damon-perf -c user.email=harness@localhost \
-	commit -q --allow-empty -m "damon-perf: working tree of the repository"
-note "applied ${#files[@]} files (${#patches[@]} patches) onto $(cat "$BUILD/base/VERSION")"
+note "applying series/ onto $(cat "$BUILD/base/VERSION") in $SRC_DIR"
+"$TOP/harness/series.sh" am "$SRC_DIR"
+git -C "$SRC_DIR" config "branch.$SERIES_BRANCH.exported" \
+	"$(git -C "$SRC_DIR" rev-parse "$SERIES_BRANCH")"
+note "applied $(series_patches "$SERIES_DIR" | wc -l) patches"

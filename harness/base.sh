@@ -31,6 +31,11 @@ install_packages linux-source-6.12 build-essential flex bison bc libelf-dev \
 
 [ -f "$BASE_TARBALL" ] || die "$BASE_TARBALL missing after installing linux-source-6.12"
 
+# One extraction at a time: a second run waits for the first.
+mkdir -p "$BUILD"
+exec 9>"$BUILD/.base.lock"
+flock 9
+
 stamp=$BUILD/base/extracted
 want="$(stat -c '%s %Y' "$BASE_TARBALL")"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
@@ -54,7 +59,10 @@ echo "$v" > "$BUILD/base/VERSION"
 note "committing the pristine $v tree"
 git -C "$BASE_DIR" init -q -b "base-$v"
 git -C "$BASE_DIR" -c core.autocrlf=false add -A -f .
-git -C "$BASE_DIR" -c user.name=damon-perf -c user.email=harness@localhost \
+# Fixed identity and dates: the same tarball gives the same commit, so the
+# series' base-commit line is the same on every machine.
+GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z' \
+	git -C "$BASE_DIR" -c user.name=damon-perf -c user.email=harness@localhost \
 	commit -q -m "Linux $v (Debian linux-source-6.12)"
 git -C "$BASE_DIR" tag base
 echo "$want" > "$stamp"

@@ -166,7 +166,7 @@ guest() {
 }
 
 t scan-log test_scan_log
-stage prepare "$TOP/harness/prepare.sh" test "$TOP/configs/test.config"
+stage prepare "$TOP/harness/prepare.sh" test "${TEST_FRAGMENTS[@]}"
 t base-version test_base_version
 t config-rejects-unmet test_config_rejects_unmet
 t boot-returns-guest-status expect_rc 7 "$TOP/harness/boot.sh" -n status -- 'exit 7'
@@ -180,23 +180,23 @@ t observe guest observe
 t kselftest guest kselftest
 
 # CONFIG_DAMON_PERF_OBSERVE=n: zero overhead, same data path.
-stage build-no-observe build_config no-observe "$TOP/configs/test.config" \
+stage build-no-observe build_config no-observe "${TEST_FRAGMENTS[@]}" \
 	"$TOP/configs/no-observe.config"
 t no-observe-symbols test_no_observe_symbols
 t no-observe-files guest no-observe no-observe
 t no-observe-perf guest perf no-observe
 
 # KASAN, lockdep, atomic-sleep checks and kmemleak.
-stage build-debug build_config debug "$TOP/configs/test.config" \
+stage build-debug build_config debug "${TEST_FRAGMENTS[@]}" \
 	"$TOP/configs/debug.config"
 t debug test_debug
 
 # Kconfig combinations a distro may pick.  x86 always selects PERF_EVENTS,
 # so PERF_EVENTS=n is built for User Mode Linux.
 C=$TOP/configs
-t combo-no-pipeline build_clean combo-no-pipeline vmlinux "$C/test.config" \
+t combo-no-pipeline build_clean combo-no-pipeline vmlinux "${TEST_FRAGMENTS[@]}" \
 	"$C/combo-no-pipeline.config"
-t combo-no-debugfs build_clean combo-no-debugfs vmlinux "$C/test.config" \
+t combo-no-debugfs build_clean combo-no-debugfs vmlinux "${TEST_FRAGMENTS[@]}" \
 	"$C/combo-no-debugfs.config"
 t combo-no-perf-events build_uml combo-uml vmlinux \
 	"$C/combo-uml-no-perf-events.config"

@@ -5,7 +5,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-"$TOP/harness/prepare.sh" test "$TOP/configs/test.config"
+"$TOP/harness/prepare.sh" test "${TEST_FRAGMENTS[@]}"
 note "booting the test kernel (console log: $LOG_DIR/demo.log)"
 "$TOP/harness/boot.sh" -n demo -- /opt/damon-perf/tests/demo.sh |
 	grep -v '^\[ *[0-9]*\.[0-9]*\] ' || true

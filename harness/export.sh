@@ -1,37 +1,37 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Copy kernel edits made in build/src back into the repository, following the
-# layout rule: a file new to the base lands at its own path, a changed base
-# file becomes P.patch.  The counterpart of apply.sh, for working in build/src.
+# make export: write the branch in build/src back to the repository: the
+# series to series/ with git format-patch (the cover letter is the branch
+# description), and the flattened tree, which the layout rule derives from
+# it, to mm/, include/, Documentation/, tools/ and MAINTAINERS.patch.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-cd "$SRC_DIR"
-git add -A -f .
-n=0
-while IFS=$'\t' read -r status path; do
-	case $status in
-	A)
-		mkdir -p "$TOP/$(dirname "$path")"
-		cmp -s "$path" "$TOP/$path" || cp -p "$path" "$TOP/$path"
-		;;
-	M)
-		mkdir -p "$TOP/$(dirname "$path")"
-		git diff --cached --no-color --no-ext-diff base -- "$path" |
-			sed '/^index /d' >"$TOP/$path.patch.tmp"
-		if cmp -s "$TOP/$path.patch.tmp" "$TOP/$path.patch"; then
-			rm "$TOP/$path.patch.tmp"
-		else
-			mv "$TOP/$path.patch.tmp" "$TOP/$path.patch"
-		fi
-		;;
-	*)
-		die "$path: status $status is not supported by the layout rule"
-		;;
-	esac
-	n=$((n + 1))
-done < <(git diff --cached --name-status --no-renames base)
-# Record the exported state, so that apply.sh knows nothing is lost.
-git -c user.name=damon-perf -c user.email=harness@localhost \
-	commit -q --allow-empty -m "damon-perf: exported edits"
-note "exported $n changed files from $SRC_DIR"
+[ -d "$SRC_DIR/.git" ] || die "no $SRC_DIR; run make apply first"
+[ "$(git -C "$SRC_DIR" symbolic-ref -q --short HEAD)" = "$SERIES_BRANCH" ] ||
+	die "$SRC_DIR is not on the branch $SERIES_BRANCH (a rebase in progress?)"
+if [ -n "$(git -C "$SRC_DIR" status --porcelain)" ]; then
+	git -C "$SRC_DIR" status --short | head -n 10 >&2
+	die "$SRC_DIR has uncommitted edits: commit them (git commit --fixup=<commit>, then git rebase -i --autosquash base) first"
+fi
+if git -C "$SRC_DIR" log --format=%s "base..$SERIES_BRANCH" | grep -q '^\(fixup\|squash\|amend\)! '; then
+	die "$SRC_DIR has fixup commits; fold them in with: git -C $SRC_DIR rebase -i --autosquash base"
+fi
+
+tmp=$BUILD/export
+"$TOP/harness/series.sh" format "$SRC_DIR" "$tmp/series"
+"$TOP/harness/series.sh" flatten "$SRC_DIR" "$tmp/flat"
+
+rm -f "$SERIES_DIR"/*.patch
+mkdir -p "$SERIES_DIR"
+cp "$tmp/series"/*.patch "$SERIES_DIR/"
+for f in $(kernel_files); do
+	rm -f "$TOP/$f"
+done
+(cd "$TOP" && find mm include Documentation tools -type d -empty -delete 2>/dev/null) || true
+cp -r "$tmp/flat/." "$TOP/"
+rm -rf "$tmp"
+git -C "$SRC_DIR" config "branch.$SERIES_BRANCH.exported" \
+	"$(git -C "$SRC_DIR" rev-parse "$SERIES_BRANCH")"
+note "exported $(series_patches "$SERIES_DIR" | wc -l) patches to series/ and the flattened tree"
+git -C "$TOP" status --short -- series mm include Documentation tools MAINTAINERS.patch >&2

@@ -21,6 +21,10 @@ export KBUILD_BUILD_USER=damon-perf KBUILD_BUILD_HOST=harness
 
 JOBS=${JOBS:-$(nproc)}
 
+# The test kernel's fragments: the distro builder's fragment that turns the
+# series on, then what the guest and the tests need.
+TEST_FRAGMENTS=("$TOP/Kconfig.damon-perf" "$TOP/configs/test.config")
+
 die() {
 	echo "error: $*" >&2
 	exit 1
@@ -30,9 +34,39 @@ note() {
 	echo ">>> $*" >&2
 }
 
-# Repo files that land in the kernel tree: everything under the kernel-path
-# folders (new files, and patches to the base's files), plus
-# MAINTAINERS.patch.
+# The series: series/0000-cover-letter.patch and one NNNN-*.patch per
+# commit, as git format-patch writes them.  It is the source of the kernel
+# code; build/src is the base with the series applied as commits on the
+# branch $SERIES_BRANCH.
+SERIES_DIR=$TOP/series
+SERIES_BRANCH=damon-perf
+SERIES_PREFIX="RFC PATCH"
+SERIES_NAME="damon-perf developers"
+SERIES_EMAIL=damon-perf@example.org
+
+# git with the identity and dates that make applying the series give the
+# same commits everywhere.
+sgit() {
+	GIT_COMMITTER_NAME=$SERIES_NAME GIT_COMMITTER_EMAIL=$SERIES_EMAIL \
+		git -c core.abbrev=12 -c user.name="$SERIES_NAME" \
+		-c user.email="$SERIES_EMAIL" "$@"
+}
+
+# series_patches DIR: the patch files of the series in DIR, in order, the
+# cover letter left out.
+series_patches() {
+	local p
+
+	for p in "$1"/[0-9][0-9][0-9][0-9]-*.patch; do
+		case $p in
+		*/0000-cover-letter.patch) ;;
+		*) [ -e "$p" ] && echo "$p" ;;
+		esac
+	done
+}
+
+# Files of the repository that the layout rule derives from the series:
+# everything under the kernel-path folders, and MAINTAINERS.patch.
 kernel_files() {
 	(cd "$TOP" && git ls-files --cached --others --exclude-standard -- \
 		mm include Documentation tools MAINTAINERS.patch \

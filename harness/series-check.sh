@@ -5,7 +5,7 @@
 #
 #   am           git am onto the base succeeds and ends at the applied tree
 #   checkpatch   checkpatch --strict: no errors or warnings; every CHECK is
-#                listed, with its justification, in series/cover-letter
+#                listed, with its justification, in the cover letter
 #   kernel-doc   scripts/kernel-doc -none -Wall is clean on every C file
 #                each patch adds, and adds nothing to what it says of the
 #                base's version of every file a patch changes
@@ -30,14 +30,7 @@ in_src() {
 }
 # patches: the series' patch files, in order, without the cover letter
 patches() {
-	local p
-
-	for p in "$SERIES"/[0-9][0-9][0-9][0-9]-*.patch; do
-		case $p in
-		*/0000-cover-letter.patch) ;;
-		*) [ -e "$p" ] && echo "$p" ;;
-		esac
-	done
+	series_patches "$SERIES"
 }
 
 check_am() {
@@ -73,8 +66,8 @@ check_checkpatch() {
 		fi
 		# every CHECK must be listed, and justified, in the cover letter
 		while IFS= read -r entry; do
-			if ! grep -qF "  $n/$total $entry" "$TOP/series/cover-letter"; then
-				echo "CHECK not justified in series/cover-letter: $n/$total $entry"
+			if ! grep -qF "  $n/$total $entry" "$SERIES/0000-cover-letter.patch"; then
+				echo "CHECK not justified in the cover letter: $n/$total $entry"
 				bad=1
 			fi
 		done < <(checkpatch_checks "$p")

@@ -1,114 +1,146 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# make series: turn the repository into a mail-ready patch series.
+# The patch series in series/ is the source of the kernel code.  This
+# script turns it into a branch, a branch back into it, and a branch into
+# the flattened tree (the repository's mm/, include/, Documentation/,
+# tools/ and MAINTAINERS.patch, by the layout rule in the README).
 #
-# series/NN-name/ defines step NN: "message" is its commit message (subject,
-# blank line, body) and "files" lists the repo files it brings.  A listed
-# file lands as the repository has it, except when the step's folder has
-#  - series/NN-name/<path>: the file's whole content at this step, or
-#  - series/NN-name/<path>.undo: a diff that takes the file from its
-#    content at the next step that lists it (the repository's, after the
-#    last) back to this step's; it must apply exactly, so the earlier
-#    versions follow every change to the file or make series fails.
-# Commits are made on the pristine base in build/series-src and written by
-# git format-patch, with series/cover-letter, to build/series/.  The tip of
-# the series must be exactly the tree apply.sh builds.
+#   series.sh am DIR        clone the base into DIR and git am the series
+#                           onto the branch damon-perf; the cover letter
+#                           becomes the branch description
+#   series.sh format DIR OUT
+#                           git format-patch DIR's branch, cover letter
+#                           included, into OUT
+#   series.sh flatten DIR OUT
+#                           write the flattened tree of DIR's branch to OUT
+#   series.sh               (make series) apply series/ in build/series-src,
+#                           write it again to build/series and fail unless
+#                           that equals series/, and unless the flattened
+#                           tree equals the repository's
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-OUT=$BUILD/series
-WORK=$BUILD/series-src
-AUTHOR="damon-perf developers <damon-perf@example.org>"
-
-"$TOP/harness/apply.sh" >/dev/null
-
-rm -rf "$WORK" "$OUT"
-git clone -q --shared "$BASE_DIR" "$WORK"
-cd "$WORK"
-git checkout -q -b damon-perf base
-
-mapfile -t steps < <(printf '%s\n' "$TOP"/series/[0-9]*/ | sed 's|/$||')
-
-# version I PATH OUT: write PATH as step I brings it to OUT
-version() {
-	local i=$1 path=$2 out=$3 step=${steps[$1]} j
-
-	if [ -e "$step/$path" ]; then
-		cp "$step/$path" "$out"
-	elif [ -e "$step/$path.undo" ]; then
-		for ((j = i + 1; j < ${#steps[@]}; j++)); do
-			if grep -qxF "$path" "${steps[$j]}/files"; then
-				break
-			fi
-		done
-		if [ "$j" -lt "${#steps[@]}" ]; then
-			version "$j" "$path" "$out"
-		else
-			cp "$TOP/$path" "$out"
-		fi
-		patch -s -F0 --no-backup-if-mismatch -r - "$out" "$step/$path.undo" ||
-			die "$(basename "$step"): $path.undo does not apply"
-	else
-		cp "$TOP/$path" "$out"
-	fi
+# The cover letter's subject and blurb, as a branch description: the first
+# paragraph is the subject (git format-patch --cover-from-description=subject).
+cover_description() {
+	python3 - "$1" <<'PY'
+import email, email.policy, re, sys
+msg = email.message_from_file(open(sys.argv[1]), policy=email.policy.default)
+subject = re.sub(r'^\[[^]]*\]\s*', '', str(msg['subject']))
+body = msg.get_content()
+# the blurb ends where git's shortlog begins: "Author Name (N):"
+m = re.search(r'^\S[^\n]* \(\d+\):$', body, re.M)
+blurb = body[:m.start()] if m else body
+print(subject + '\n\n' + blurb.strip())
+PY
 }
 
-listed=()
-for i in "${!steps[@]}"; do
-	step=${steps[$i]}
-	if [ ! -f "$step/message" ] || [ ! -f "$step/files" ]; then
-		die "$step needs a message and a files list"
+series_am() {
+	local dir=$1 cover=$SERIES_DIR/0000-cover-letter.patch
+	local -a patches
+
+	mapfile -t patches < <(series_patches "$SERIES_DIR")
+	[ ${#patches[@]} -gt 0 ] || die "no patches in $SERIES_DIR"
+	[ -f "$cover" ] || die "$cover missing"
+	rm -rf "$dir"
+	git clone -q --shared "$BASE_DIR" "$dir"
+	git -C "$dir" checkout -q -b "$SERIES_BRANCH" base
+	sgit -C "$dir" am -q --committer-date-is-author-date \
+		--whitespace=error-all "${patches[@]}" ||
+		die "the series does not apply onto the base"
+	sgit -C "$dir" config "branch.$SERIES_BRANCH.description" \
+		"$(cover_description "$cover")"
+}
+
+series_format() {
+	local dir=$1 out=$2 nr date
+
+	nr=$(git -C "$dir" rev-list --count "base..$SERIES_BRANCH")
+	[ "$nr" -gt 0 ] || die "$dir: no commits on $SERIES_BRANCH"
+	git -C "$dir" config "branch.$SERIES_BRANCH.description" >/dev/null ||
+		die "$dir: no cover letter (git branch --edit-description)"
+	rm -rf "$out"
+	# --zero-commit and no signature: the same series gives the same
+	# files whatever the commit dates and the git version.
+	sgit -C "$dir" format-patch -q -o "$out" --cover-letter \
+		--cover-from-description=subject --subject-prefix="$SERIES_PREFIX" \
+		--base=base --zero-commit --no-signature \
+		"base..$SERIES_BRANCH"
+	# git dates the cover letter now; date it as the newest patch instead
+	date=$(grep -m1 '^Date: ' "$(series_patches "$out" | tail -n 1)")
+	sed -i "0,/^Date: .*/s//$date/" "$out/0000-cover-letter.patch"
+}
+
+# The layout rule: a file the series adds lands at its path, a base file it
+# changes becomes PATH.patch, a diff against the base without index lines.
+series_flatten() {
+	local dir=$1 out=$2 status path
+
+	rm -rf "$out"
+	mkdir -p "$out"
+	while IFS=$'\t' read -r status path; do
+		mkdir -p "$out/$(dirname "$path")"
+		case $status in
+		A)
+			git -C "$dir" show "$SERIES_BRANCH:$path" >"$out/$path"
+			if git -C "$dir" ls-tree "$SERIES_BRANCH" -- "$path" |
+					grep -q '^100755 '; then
+				chmod +x "$out/$path"
+			fi
+			;;
+		M)
+			git -C "$dir" diff --no-color --no-ext-diff "base..$SERIES_BRANCH" \
+				-- "$path" | sed '/^index /d' >"$out/$path.patch"
+			;;
+		*)
+			die "$path: status $status is not supported by the layout rule"
+			;;
+		esac
+	done < <(git -C "$dir" diff --name-status --no-renames "base..$SERIES_BRANCH")
+}
+
+# xbit FILE: whether FILE is executable, as x or -
+xbit() {
+	if [ -x "$1" ]; then echo x; else echo -; fi
+}
+
+# make series: the series, written again, is series/; and the flattened
+# tree in the repository is the series' own.
+series_make() {
+	local work=$BUILD/series-src out=$BUILD/series flat=$BUILD/series-flat
+	local f bad=0
+
+	"$TOP/harness/base.sh"
+	series_am "$work"
+	series_format "$work" "$out"
+	if ! diff -r -u "$SERIES_DIR" "$out" >"$BUILD/series.diff"; then
+		head -n 40 "$BUILD/series.diff" >&2
+		echo "series/ is not what git format-patch writes from it;" \
+			"run make export" >&2
+		bad=1
 	fi
-	while read -r path; do
-		[ -n "$path" ] || continue
-		[ -e "$TOP/$path" ] || die "$(basename "$step"): $path does not exist"
-		if [[ $path == *.patch ]]; then
-			target=${path%.patch}
-			git checkout -q base -- "$target"
-			version "$i" "$path" "$WORK.diff"
-			git apply --whitespace=error-all "$WORK.diff" ||
-				die "$(basename "$step"): $path does not apply"
-		else
-			mkdir -p "$(dirname "$path")"
-			version "$i" "$path" "$path"
+	series_flatten "$work" "$flat"
+	for f in $(cd "$flat" && find . -type f -printf '%P\n' | sort); do
+		if ! cmp -s "$flat/$f" "$TOP/$f" ||
+		   [ "$(xbit "$flat/$f")" != "$(xbit "$TOP/$f")" ]; then
+			echo "$f differs from the series' version; run make export" >&2
+			bad=1
 		fi
-		listed+=("$path")
-	done <"$step/files"
-	git add -A -f .
-	{
-		cat "$step/message"
-		echo
-		echo "Signed-off-by: $AUTHOR"
-	} | git -c user.name="damon-perf developers" \
-		-c user.email=damon-perf@example.org commit -q -F -
-done
-rm -f "$WORK.diff"
+	done
+	for f in $(kernel_files); do
+		if [ ! -e "$flat/$f" ]; then
+			echo "$f is in no patch of the series; run make export" >&2
+			bad=1
+		fi
+	done
+	[ $bad -eq 0 ] || die "the repository does not match series/"
+	note "series: $(series_patches "$out" | wc -l) patches and a cover letter in $out, equal to series/"
+}
 
-# Every kernel file of the repository is in some step.
-missing=$(comm -23 <(kernel_files) <(printf '%s\n' "${listed[@]}" | sort -u))
-[ -z "$missing" ] || die "files in no series step: $missing"
-
-# The series ends exactly where apply.sh does.
-want=$(git -C "$SRC_DIR" rev-parse "HEAD^{tree}")
-got=$(git rev-parse "HEAD^{tree}")
-if [ "$want" != "$got" ]; then
-	git -C "$SRC_DIR" diff --stat "$(git rev-parse HEAD)" 2>/dev/null | tail -n 5 >&2 || true
-	die "the series' tip differs from the applied tree"
-fi
-
-nr=$(git rev-list --count base..HEAD)
-git format-patch -q -o "$OUT" --cover-letter --subject-prefix="RFC PATCH" \
-	--base=base base..HEAD
-cover=$(ls "$OUT"/0000-*.patch)
-subject=$(head -n 1 "$TOP/series/cover-letter")
-python3 - "$cover" "$subject" "$TOP/series/cover-letter" "$BASE_VERSION" <<'PY'
-import sys
-path, subject, letter, version = sys.argv[1:]
-body = open(letter).read().split('\n', 2)[2].replace('@BASE_VERSION@', version)
-text = open(path).read()
-text = text.replace('*** SUBJECT HERE ***', subject)
-text = text.replace('*** BLURB HERE ***', body.rstrip('\n'))
-open(path, 'w').write(text)
-PY
-note "series: $nr patches and a cover letter in $OUT"
-ls "$OUT"
+case ${1:-} in
+am) series_am "$2" ;;
+format) series_format "$2" "$3" ;;
+flatten) series_flatten "$2" "$3" ;;
+"") series_make ;;
+*) die "usage: $0 [am DIR | format DIR OUT | flatten DIR OUT]" ;;
+esac
