@@ -101,6 +101,7 @@ kunit_passed() {
 	grep -q 'Testing complete. Ran [1-9][0-9]* tests: passed: [1-9]' "$parsed" &&
 		! grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$parsed" &&
 		grep -q '\[PASSED\] damon-perf =' "$parsed" &&
+		grep -q '\[PASSED\] damon-perf-ring =' "$parsed" &&
 		grep -q '\[PASSED\] damon-perf-observe =' "$parsed"
 }
 
@@ -149,6 +150,26 @@ test_no_observe_symbols() {
 	[ "$y" -gt 0 ] && [ -z "$n" ]
 }
 
+# With =n the data path (perf.o, and the rings in perf_observe.o) reads no
+# clock and calls nothing of the observability: the symbols its objects
+# use from elsewhere name neither.  The =y objects are the control.
+test_no_observe_data_path() {
+	local pattern='^(local_clock|sched_clock|sched_clock_cpu|ktime_get.*|__traceiter_damon_perf_.*|damon_perf_obs_.*)$'
+	local y n f
+
+	for f in perf.o perf_observe.o; do
+		[ -f "$OBJ_ROOT/no-observe/mm/damon/$f" ] || { echo "no =n $f"; return 1; }
+	done
+	y=$(nm -u "$OBJ_ROOT/test/mm/damon/perf.o" "$OBJ_ROOT/test/mm/damon/perf_observe.o" |
+		awk '{print $NF}' | grep -E "$pattern" | sort -u | tr '\n' ' ')
+	n=$(nm -u "$OBJ_ROOT/no-observe/mm/damon/perf.o" \
+		"$OBJ_ROOT/no-observe/mm/damon/perf_observe.o" |
+		awk '{print $NF}' | grep -E "$pattern" | sort -u | tr '\n' ' ')
+	echo "clock and observability symbols the data path uses, =y: ${y:-none}"
+	echo "the same with =n: ${n:-none}"
+	[ -n "$y" ] && [ -z "$n" ]
+}
+
 # The debug kernel runs KUnit and every in-guest test in one boot, then
 # kmemleak; boot.sh fails the run on any KASAN, lockdep or other report.
 test_debug() {
@@ -183,6 +204,7 @@ t kselftest guest kselftest
 stage build-no-observe build_config no-observe "${TEST_FRAGMENTS[@]}" \
 	"$TOP/configs/no-observe.config"
 t no-observe-symbols test_no_observe_symbols
+t no-observe-data-path test_no_observe_data_path
 t no-observe-files guest no-observe no-observe
 t no-observe-perf guest perf no-observe
 

@@ -4,12 +4,13 @@
  *
  * A context with perf events gets one kernel counter per online CPU for each
  * of them.  Their overflow handler sorts out the samples that carry a usable
- * address and reports those to damon_report_access(), which stores a compact
- * record in a per-CPU single-producer/single-consumer ring of the context.
- * Once per sampling interval the kdamond drains every CPU's ring, matches each
- * record to a target and a region, and counts a region that got at least one
- * sample in the interval as accessed in that interval, in place of the page
- * table Accessed bit check.
+ * address and pushes those, as compact records, into the context's per-CPU
+ * rings (perf_observe.c).  damon_report_access() lets other producers push
+ * into the rings of every context that samples.  Once per sampling interval
+ * the kdamond drains every CPU's ring, matches each record to a target and a
+ * region, and counts a region that got at least one sample in the interval
+ * as accessed in that interval, in place of the page table Accessed bit
+ * check.
  *
  * The stages, in the order a sample passes them, are event create, bind and
  * enable (damon_perf_cpu_online() and damon_perf_enable()), sampling
@@ -27,55 +28,13 @@
 #include <linux/mm.h>
 #include <linux/perf_event.h>
 #include <linux/rculist.h>
-#include <linux/sched/clock.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
-
-#include <asm/local.h>
 
 #include "perf.h"
 #include "perf_observe.h"
 
-#define DAMON_PERF_RING_MASK	(DAMON_PERF_RING_SIZE - 1)
-
-/* Records are handed back to the producer in batches of this many. */
+/* Records are taken out of a ring in batches of this many. */
 #define DAMON_PERF_DRAIN_BATCH	16
-
-#define DAMON_PERF_REC_WRITE	BIT(0)
-
-struct damon_perf_record {
-	u64 addr;
-	u64 paddr;
-	s32 tgid;
-	s32 pid;
-	u32 cpu;
-	u32 flags;
-};
-
-/*
- * struct damon_perf_ring - A per-CPU single-producer/single-consumer ring.
- *
- * The producer side runs only on the ring's own CPU, but a producer can be
- * interrupted by another one on that CPU (an NMI-context PMU sample landing
- * on a page fault report, say).  Each producer reserves its slot with a local
- * cmpxchg on @reserve, and only the outermost one, the one that entered with
- * @nest at zero, publishes @head, so the consumer never sees a slot reserved
- * by an interrupted producer before that producer has written it.  It
- * publishes before it gives up its nesting level, so that @head never goes
- * back, and publishes again if a producer reserved a slot after that.
- *
- * @head is written by the producer side and read by the consumer; @tail is
- * written by the consumer and read by the producers.  The two are
- * free-running; slots are indexed by position & DAMON_PERF_RING_MASK.
- */
-struct damon_perf_ring {
-	local_t reserve;
-	local_t nest;
-	unsigned long head;
-	unsigned long tail ____cacheline_aligned_in_smp;
-	struct damon_perf_record slots[DAMON_PERF_RING_SIZE]
-		____cacheline_aligned_in_smp;
-};
 
 /*
  * struct damon_perf_target - A target as seen by the drain.
@@ -98,6 +57,7 @@ struct damon_perf_target {
  * @nr_events:	Number of @attrs.
  * @events:	Per-CPU events, @nr_events per CPU, indexed by CPU first.
  * @rings:	Per-CPU rings, one for each possible CPU.
+ * @phys:	Whether the context monitors the physical address space.
  * @enabled:	Whether events of newly onlined CPUs should be enabled.
  * @starting:	Whether the first round of event creation is running.
  * @targets:	The drain's view of the targets, @nr_targets of them.
@@ -116,7 +76,8 @@ struct damon_perf {
 	struct perf_event_attr *attrs;
 	unsigned int nr_events;
 	struct perf_event **events;
-	struct damon_perf_ring **rings;
+	struct damon_perf_ring __percpu *rings;
+	bool phys;
 	bool enabled;
 	bool starting;
 	struct damon_perf_target *targets;
@@ -410,139 +371,6 @@ static void damon_perf_log_refusal(const struct perf_event_attr *attr,
 }
 
 /*
- * Ring
- */
-
-/*
- * Producer side.  Runs on the ring's own CPU with preemption disabled, in
- * any context, NMI included.  A producer enters with
- * damon_perf_ring_enter(), reserves a slot with damon_perf_ring_reserve(),
- * fills it, and leaves with damon_perf_ring_leave(), which publishes.
- */
-static void damon_perf_ring_enter(struct damon_perf_ring *ring)
-{
-	local_inc(&ring->nest);
-	/* A producer that interrupts us from here on sees nest > 0. */
-	barrier();
-}
-
-/*
- * Reserve a slot.  Returns false if the ring is full.  @occupancy is set to
- * the number of records in the ring, counting the reserved slot.
- */
-static bool damon_perf_ring_reserve(struct damon_perf_ring *ring,
-				    unsigned long *pos,
-				    unsigned long *occupancy)
-{
-	unsigned long p, tail;
-
-	do {
-		p = local_read(&ring->reserve);
-		/*
-		 * Pairs with the smp_store_release() of ->tail in
-		 * damon_perf_ring_consume(): the consumer is done reading a
-		 * slot before we see it free and overwrite it.
-		 */
-		tail = smp_load_acquire(&ring->tail);
-		if (p - tail >= DAMON_PERF_RING_SIZE) {
-			*occupancy = p - tail;
-			return false;
-		}
-	} while ((unsigned long)local_cmpxchg(&ring->reserve, p, p + 1) != p);
-	*pos = p;
-	*occupancy = p + 1 - tail;
-	return true;
-}
-
-/*
- * One publishing round of the outermost producer: publish every reserved
- * slot, then give up the nesting level.  Returns false if a producer
- * reserved a slot after that, which the caller must publish too.
- */
-static bool damon_perf_ring_publish(struct damon_perf_ring *ring)
-{
-	unsigned long pos;
-
-	/*
-	 * We still hold our nesting level, so a producer that interrupts us
-	 * from here until the decrement below does not publish: ->head never
-	 * goes from its position back to our older one.
-	 */
-	pos = local_read(&ring->reserve);
-	/*
-	 * Pairs with the smp_load_acquire() of ->head in
-	 * damon_perf_ring_consume(): the slots below @pos are written
-	 * before the consumer sees @pos.
-	 */
-	smp_store_release(&ring->head, pos);
-	/* Publish before giving up the nesting level... */
-	barrier();
-	local_dec(&ring->nest);
-	/* ...and give it up before looking for later reservations. */
-	barrier();
-	return pos == local_read(&ring->reserve);
-}
-
-static void damon_perf_ring_leave(struct damon_perf_ring *ring)
-{
-	/* A nested producer leaves publishing to the one it interrupted. */
-	if (local_read(&ring->nest) > 1) {
-		local_dec(&ring->nest);
-		return;
-	}
-	while (!damon_perf_ring_publish(ring)) {
-		local_inc(&ring->nest);
-		barrier();
-	}
-}
-
-/* Store @rec; returns false, storing nothing, if the ring is full. */
-static bool damon_perf_ring_push(struct damon_perf_ring *ring,
-				 const struct damon_perf_record *rec,
-				 unsigned long *occupancy)
-{
-	unsigned long pos;
-	bool stored;
-
-	damon_perf_ring_enter(ring);
-	stored = damon_perf_ring_reserve(ring, &pos, occupancy);
-	if (stored)
-		ring->slots[pos & DAMON_PERF_RING_MASK] = *rec;
-	damon_perf_ring_leave(ring);
-	return stored;
-}
-
-/*
- * Copy out up to @max published records into @buf and free their slots.
- * There must be one consumer per ring at a time.  Returns the number copied.
- */
-static unsigned int damon_perf_ring_consume(struct damon_perf_ring *ring,
-					    struct damon_perf_record *buf,
-					    unsigned int max)
-{
-	/* Pairs with the smp_store_release() of ->head in the producer. */
-	unsigned long head = smp_load_acquire(&ring->head);
-	unsigned long tail = ring->tail;
-	unsigned int n = 0;
-
-	/* ->head only moves forward, and never by more than the ring */
-	if (WARN_ON_ONCE(head - tail > DAMON_PERF_RING_SIZE))
-		return 0;
-	while (tail != head && n < max)
-		buf[n++] = ring->slots[tail++ & DAMON_PERF_RING_MASK];
-	/* Pairs with the smp_load_acquire() of ->tail in the producer. */
-	smp_store_release(&ring->tail, tail);
-	return n;
-}
-
-/* Records published but not yet consumed.  For the consumer. */
-static unsigned long damon_perf_ring_len(struct damon_perf_ring *ring)
-{
-	/* Pairs with the smp_store_release() of ->head in the producer. */
-	return smp_load_acquire(&ring->head) - ring->tail;
-}
-
-/*
  * Sampling
  */
 
@@ -575,7 +403,7 @@ static enum damon_perf_sample_reason damon_perf_classify(u64 addr, u64 paddr,
 /*
  * The overflow handler of every event.  Runs in the context the PMU delivers
  * samples in: process, softirq, hardirq or NMI.  So: no locks, no
- * allocation, no sleeping.
+ * allocation, no sleeping.  It pushes straight into its context's rings.
  */
 static void damon_perf_overflow(struct perf_event *event,
 				struct perf_sample_data *data,
@@ -584,7 +412,6 @@ static void damon_perf_overflow(struct perf_event *event,
 	struct damon_perf *perf = event->overflow_handler_context;
 	bool want_phys = event->attr.sample_type & PERF_SAMPLE_PHYS_ADDR;
 	enum damon_perf_sample_reason reason = DAMON_PERF_SAMPLE_NULL;
-	struct damon_access_report report;
 	u64 pmu_flags = 0, addr = 0, paddr = 0;
 
 	/* damon_perf_validate()'s trial events are never enabled */
@@ -604,78 +431,43 @@ static void damon_perf_overflow(struct perf_event *event,
 	damon_perf_obs_sample(&perf->obs, event, data, pmu_flags, addr, reason);
 	if (reason != DAMON_PERF_SAMPLE_VALID)
 		return;
-
-	report = (struct damon_access_report){
-		.addr = addr,
-		.paddr = paddr,
-		.tgid = task_tgid_nr(current),
-		.pid = task_pid_nr(current),
-		.cpu = smp_processor_id(),
-		.is_write = (pmu_flags & PERF_SAMPLE_DATA_SRC) &&
-			(data->data_src.mem_op & PERF_MEM_OP_STORE),
-	};
-	damon_report_access(perf->ctx, &report);
-}
-
-static void damon_perf_push(struct damon_perf *perf,
-			    const struct damon_access_report *report)
-{
-	unsigned int cpu = smp_processor_id();
-	struct damon_perf_record rec = {
-		.addr = report->addr,
-		.paddr = report->paddr,
-		.tgid = report->tgid,
-		.pid = report->pid,
-		.cpu = report->cpu,
-		.flags = report->is_write ? DAMON_PERF_REC_WRITE : 0,
-	};
-	unsigned long occupancy;
-
-	if (damon_perf_ring_push(perf->rings[cpu], &rec, &occupancy))
-		damon_perf_obs_enqueue(cpu, occupancy);
+	if (perf->phys)
+		damon_perf_ring_push(perf->rings, paddr, 0);
 	else
-		damon_perf_obs_overflow(cpu, occupancy);
+		damon_perf_ring_push(perf->rings, addr, task_tgid_nr(current));
 }
 
 /**
  * damon_report_access() - Report an access to DAMON.
- * @ctx:	The context to report to, or NULL for all that take reports.
  * @report:	The access.
  *
- * Stores @report for the next access check of @ctx, or of every running
- * context that takes its access checks from perf events when @ctx is NULL.
- * Safe in any context, NMI included: it takes no lock, allocates nothing
- * and never blocks.  If a context's ring for this CPU is full, the report is
- * dropped for that context and counted as a ring overflow.
- *
- * A caller that passes a non-NULL @ctx must make sure the context's perf
- * events are live, as their overflow handler does.
+ * Stores @report for the next access check of every running context that
+ * takes its access checks from perf events: its virtual address and tgid for
+ * a virtual address space context, its physical address for a physical one.
+ * Safe in any context, NMI included: it takes no lock, allocates nothing and
+ * never blocks.  If a context's ring for this CPU is full, the report is
+ * dropped for that context and counted as a ring overflow.  The report is
+ * stored in the ring of the CPU this runs on, whatever @report->cpu says.
  */
-void damon_report_access(struct damon_ctx *ctx,
-			 const struct damon_access_report *report)
+void damon_report_access(struct damon_access_report *report)
 {
 	struct damon_perf *perf;
 	bool delivered = false;
 
 	preempt_disable();
-	if (ctx) {
-		perf = READ_ONCE(ctx->perf);
-		if (perf) {
-			damon_perf_push(perf, report);
-			delivered = true;
-		}
-	} else {
-		rcu_read_lock();
-		list_for_each_entry_rcu(perf, &damon_perf_consumers, list) {
-			damon_perf_push(perf, report);
-			delivered = true;
-		}
-		rcu_read_unlock();
+	rcu_read_lock();
+	list_for_each_entry_rcu(perf, &damon_perf_consumers, list) {
+		if (perf->phys)
+			damon_perf_ring_push(perf->rings, report->paddr, 0);
+		else
+			damon_perf_ring_push(perf->rings, report->addr,
+					     report->tgid);
+		delivered = true;
 	}
+	rcu_read_unlock();
 	if (!delivered)
-		damon_perf_obs_report_missed(smp_processor_id(),
-					     DAMON_PERF_MISSED_NO_CONSUMER,
-					     report);
+		damon_perf_obs_report_missed(DAMON_PERF_MISSED_NO_CONSUMER,
+					     report->addr, report->tgid);
 	preempt_enable();
 }
 
@@ -752,21 +544,18 @@ static int damon_perf_build_view(struct damon_perf *perf)
  * @regions:	Regions in address order, not overlapping.
  * @nr:		Number of @regions.
  * @addr:	The address.
- * @miss:	Where to say why, if no region holds @addr.
  *
- * Return: index of the region in @regions, or -1 with @miss set.
+ * Return: index of the region in @regions, or -(&enum damon_perf_miss + 1)
+ * if no region holds @addr.
  */
 static int damon_perf_find_region(struct damon_region **regions,
-				  unsigned int nr, unsigned long addr,
-				  enum damon_perf_miss *miss)
+				  unsigned int nr, unsigned long addr)
 {
 	unsigned int lo = 0, hi = nr;
 
 	if (!nr || addr < regions[0]->ar.start ||
-	    addr >= regions[nr - 1]->ar.end) {
-		*miss = DAMON_PERF_MISS_BOUND;
-		return -1;
-	}
+	    addr >= regions[nr - 1]->ar.end)
+		return -(DAMON_PERF_MISS_BOUND + 1);
 	/* find the last region that starts at or below @addr */
 	while (hi - lo > 1) {
 		unsigned int mid = lo + (hi - lo) / 2;
@@ -778,23 +567,21 @@ static int damon_perf_find_region(struct damon_region **regions,
 	}
 	if (addr < regions[lo]->ar.end)
 		return lo;
-	*miss = DAMON_PERF_MISS_REGION;
-	return -1;
+	return -(DAMON_PERF_MISS_REGION + 1);
 }
 
 /*
- * Match & update: find the target and region of @rec and mark the region
- * accessed.  Returns the global region index, or -1 with @miss set.
+ * Match & update: find the target and region of @rec.  Returns the global
+ * region index, or -(&enum damon_perf_miss + 1).
  */
 static int damon_perf_match(struct damon_perf *perf,
-			    const struct damon_perf_record *rec, bool phys,
-			    enum damon_perf_miss *miss)
+			    const struct damon_perf_record *rec)
 {
 	struct damon_perf_target *pt = NULL;
 	unsigned int i;
 	int idx;
 
-	if (phys) {
+	if (perf->phys) {
 		/* a physical address space context has one target */
 		if (perf->nr_targets)
 			pt = &perf->targets[0];
@@ -807,13 +594,11 @@ static int damon_perf_match(struct damon_perf *perf,
 			}
 		}
 	}
-	if (!pt) {
-		*miss = DAMON_PERF_MISS_TGID;
-		return -1;
-	}
+	if (!pt)
+		return -(DAMON_PERF_MISS_TGID + 1);
 	idx = damon_perf_find_region(perf->regions + pt->first, pt->nr,
-				     phys ? rec->paddr : rec->addr, miss);
-	return idx < 0 ? -1 : pt->first + idx;
+				     rec->addr);
+	return idx < 0 ? idx : pt->first + idx;
 }
 
 /*
@@ -824,37 +609,28 @@ static int damon_perf_match(struct damon_perf *perf,
 static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
 				 bool have_view)
 {
-	struct damon_perf_ring *ring = perf->rings[cpu];
 	struct damon_perf_record buf[DAMON_PERF_DRAIN_BATCH];
-	bool phys = damon_perf_wants_phys(perf->ctx);
-	struct damon_perf_obs_drain d = {};
-	u64 start = local_clock();
-	enum damon_perf_miss miss;
+	struct damon_perf_obs_drain obs;
 	unsigned int n, i;
+	bool updated;
 	int idx;
 
-	while ((n = damon_perf_ring_consume(ring, buf, ARRAY_SIZE(buf)))) {
-		d.dequeue += n;
+	damon_perf_obs_drain_begin(&obs);
+	while ((n = damon_perf_ring_consume(perf->rings, cpu, buf,
+					    ARRAY_SIZE(buf)))) {
+		damon_perf_obs_drain_dequeue(&obs, n);
 		for (i = 0; i < n; i++) {
-			miss = DAMON_PERF_MISS_TGID;
-			idx = -1;
-			if (have_view)
-				idx = damon_perf_match(perf, &buf[i], phys,
-						       &miss);
+			idx = have_view ? damon_perf_match(perf, &buf[i]) :
+				-(DAMON_PERF_MISS_TGID + 1);
 			if (idx < 0) {
-				d.miss[miss]++;
+				damon_perf_obs_drain_miss(&obs, -idx - 1);
 				continue;
 			}
-			d.match++;
-			if (!__test_and_set_bit(idx, perf->accessed))
-				d.update++;
+			updated = !__test_and_set_bit(idx, perf->accessed);
+			damon_perf_obs_drain_match(&obs, updated);
 		}
 	}
-	if (!d.dequeue)
-		return;
-	d.left = damon_perf_ring_len(ring);
-	d.ns = local_clock() - start;
-	damon_perf_obs_drain(cpu, &d);
+	damon_perf_obs_drain_end(perf->rings, cpu, &obs);
 }
 
 /* Drain every CPU's ring; returns the number of regions, or an error. */
@@ -1021,13 +797,7 @@ static int damon_perf_cpu_offline(unsigned int cpu, struct hlist_node *node)
 
 static void damon_perf_free(struct damon_perf *perf)
 {
-	unsigned int cpu;
-
-	if (perf->rings) {
-		for_each_possible_cpu(cpu)
-			kvfree(perf->rings[cpu]);
-	}
-	kfree(perf->rings);
+	damon_perf_rings_free(perf->rings);
 	kfree(perf->events);
 	kfree(perf->attrs);
 	kfree(perf->targets);
@@ -1040,28 +810,22 @@ static void damon_perf_free(struct damon_perf *perf)
 static struct damon_perf *damon_perf_alloc(struct damon_ctx *ctx)
 {
 	struct damon_perf *perf;
-	unsigned int cpu;
 
 	perf = kzalloc(sizeof(*perf), GFP_KERNEL);
 	if (!perf)
 		return NULL;
 	perf->ctx = ctx;
+	perf->phys = damon_perf_wants_phys(ctx);
 	perf->nr_events = ctx->nr_perf_events;
 	INIT_LIST_HEAD(&perf->list);
 	perf->attrs = kcalloc(perf->nr_events, sizeof(*perf->attrs),
 			      GFP_KERNEL);
 	perf->events = kcalloc(nr_cpu_ids * perf->nr_events,
 			       sizeof(*perf->events), GFP_KERNEL);
-	perf->rings = kcalloc(nr_cpu_ids, sizeof(*perf->rings), GFP_KERNEL);
+	perf->rings = damon_perf_rings_alloc();
 	if (!perf->attrs || !perf->events || !perf->rings ||
 	    damon_perf_obs_init(&perf->obs))
 		goto fail;
-	for_each_possible_cpu(cpu) {
-		perf->rings[cpu] = kvzalloc_node(sizeof(*perf->rings[cpu]),
-						 GFP_KERNEL, cpu_to_node(cpu));
-		if (!perf->rings[cpu])
-			goto fail;
-	}
 	return perf;
 
 fail:
@@ -1164,7 +928,8 @@ void damon_perf_stop(struct damon_ctx *ctx)
 	WRITE_ONCE(ctx->perf, NULL);
 	/*
 	 * Wait for overflow handlers and damon_report_access() callers that
-	 * may still be looking at @perf; NMI handlers count as RCU readers.
+	 * may still be pushing into @perf's rings; NMI handlers count as RCU
+	 * readers.
 	 */
 	synchronize_rcu();
 	/*

@@ -7,57 +7,7 @@
 #ifndef __MM_DAMON_PERF_H
 #define __MM_DAMON_PERF_H
 
-#include <linux/bits.h>
 #include <linux/damon.h>
-
-/*
- * Capacity of each per-CPU ring, in records.  A power of two, so that the
- * free-running positions wrap without a division; 1024 records of 32 bytes
- * make 32 KiB per CPU and context, enough for about 200,000 samples per
- * second per CPU at the default 5 ms sampling interval.
- */
-#define DAMON_PERF_RING_ORDER	10
-#define DAMON_PERF_RING_SIZE	BIT(DAMON_PERF_RING_ORDER)
-
-/* The capacity of each per-CPU ring, in records. */
-static inline unsigned long damon_perf_ring_size(void)
-{
-	return DAMON_PERF_RING_SIZE;
-}
-
-/**
- * enum damon_perf_sample_reason - What the overflow handler made of a sample.
- * @DAMON_PERF_SAMPLE_VALID:	Usable; reported to damon_report_access().
- * @DAMON_PERF_SAMPLE_NULL:	The handler got no sample data.
- * @DAMON_PERF_SAMPLE_ADDR_ZERO: The PMU did not fill in an address.
- * @DAMON_PERF_SAMPLE_KERNEL:	The address is a kernel address.
- * @DAMON_PERF_SAMPLE_INV_PHYS: The physical address is missing or invalid.
- * @NR_DAMON_PERF_SAMPLE_REASONS: Number of reasons.
- *
- * The values are part of the damon_perf_sample tracepoint's ABI.
- */
-enum damon_perf_sample_reason {
-	DAMON_PERF_SAMPLE_VALID,
-	DAMON_PERF_SAMPLE_NULL,
-	DAMON_PERF_SAMPLE_ADDR_ZERO,
-	DAMON_PERF_SAMPLE_KERNEL,
-	DAMON_PERF_SAMPLE_INV_PHYS,
-	NR_DAMON_PERF_SAMPLE_REASONS,
-};
-
-/**
- * enum damon_perf_miss - Why a dequeued access report updated no region.
- * @DAMON_PERF_MISS_TGID:	No target of the context has the report's tgid.
- * @DAMON_PERF_MISS_REGION:	Inside the target's regions, but in a gap.
- * @DAMON_PERF_MISS_BOUND:	Below the first or above the last region.
- * @NR_DAMON_PERF_MISSES:	Number of reasons.
- */
-enum damon_perf_miss {
-	DAMON_PERF_MISS_TGID,
-	DAMON_PERF_MISS_REGION,
-	DAMON_PERF_MISS_BOUND,
-	NR_DAMON_PERF_MISSES,
-};
 
 /**
  * enum damon_perf_event_field - A user-settable &struct damon_perf_event_attr
@@ -111,6 +61,15 @@ static inline bool damon_perf_mode(struct damon_ctx *ctx)
 	return ctx->nr_perf_events > 0;
 }
 
+/*
+ * Whether the running @ctx samples right now, and so takes its access checks
+ * from damon_perf_check_accesses() instead of its operations.
+ */
+static inline bool damon_perf_sampling(struct damon_ctx *ctx)
+{
+	return ctx->perf;
+}
+
 #else	/* CONFIG_DAMON_PERF_EVENTS */
 
 static inline int damon_perf_validate(struct damon_ctx *ctx,
@@ -144,6 +103,11 @@ static inline int damon_perf_commit(struct damon_ctx *dst,
 }
 
 static inline bool damon_perf_mode(struct damon_ctx *ctx)
+{
+	return false;
+}
+
+static inline bool damon_perf_sampling(struct damon_ctx *ctx)
 {
 	return false;
 }

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Observation of DAMON's perf event access checks.
+ * The per-CPU pipeline of DAMON's perf event access checks.
  *
- * Every stage of the pipeline from the PMU to DAMON's regions counts what
- * passes it in per-CPU counters, and the perf events of each CPU go through
- * a small state machine.  /sys/kernel/debug/damon/perf_stats shows both;
- * the damon_perf_* tracepoints show single samples, ring overflows, missed
- * reports and drains.
+ * Each context that samples has one single-producer/single-consumer ring per
+ * possible CPU.  Producers on a CPU push into that CPU's ring, in any
+ * context, NMI included; the context's kdamond drains all of them once per
+ * sampling interval.
+ *
+ * With CONFIG_DAMON_PERF_OBSERVE, every stage of the pipeline from the PMU
+ * to DAMON's regions also counts what passes it in per-CPU counters, and the
+ * perf events of each CPU go through a small state machine.
+ * /sys/kernel/debug/damon/perf_stats shows both; the damon_perf_*
+ * tracepoints show single samples, ring overflows, missed reports and
+ * drains.
  *
  * Counters are attributed to the CPU that took the sample: the sampling side
  * counts on its own CPU, in any context, NMI included, with this_cpu
@@ -20,13 +26,286 @@
 
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/topology.h>
+
+#include <asm/local.h>
 
 #include <trace/events/damon.h>
 
 #include "perf_observe.h"
+
+#define DAMON_PERF_RING_MASK	(DAMON_PERF_RING_SIZE - 1)
+
+/*
+ * struct damon_perf_ring - A per-CPU single-producer/single-consumer ring.
+ * @reserve:	Next position a producer may reserve.
+ * @nest:	Producers inside the ring on its CPU, nested ones included.
+ * @head:	Every position below this one is written.
+ * @slots:	DAMON_PERF_RING_SIZE records.
+ * @tail:	Every position below this one is consumed.
+ *
+ * The producer side runs only on the ring's own CPU, but a producer can be
+ * interrupted by another one on that CPU (an NMI-context PMU sample landing
+ * on a page fault report, say).  Each producer reserves its slot with a local
+ * cmpxchg on @reserve, and only the outermost one, the one that entered with
+ * @nest at zero, publishes @head, so the consumer never sees a slot reserved
+ * by an interrupted producer before that producer has written it.  It
+ * publishes before it gives up its nesting level, so that @head never goes
+ * back, and publishes again if a producer reserved a slot after that.
+ *
+ * @head is written by the producer side and read by the consumer; @tail is
+ * written by the consumer and read by the producers, and has a cache line
+ * of its own.  The two are free-running; slots are indexed by
+ * position & DAMON_PERF_RING_MASK.
+ */
+struct damon_perf_ring {
+	local_t reserve;
+	local_t nest;
+	unsigned long head;
+	struct damon_perf_record *slots;
+	unsigned long tail ____cacheline_aligned_in_smp;
+};
+
+#ifdef CONFIG_DAMON_PERF_OBSERVE
+static void damon_perf_obs_enqueue(unsigned long occupancy);
+static void damon_perf_obs_overflow(unsigned long occupancy);
+#else
+static inline void damon_perf_obs_enqueue(unsigned long occupancy)
+{
+}
+
+static inline void damon_perf_obs_overflow(unsigned long occupancy)
+{
+}
+#endif
+
+/**
+ * damon_perf_rings_alloc() - Allocate one ring per possible CPU.
+ *
+ * Each CPU's slots are allocated on its own node.
+ *
+ * Return: the rings, or NULL if memory is short.
+ */
+struct damon_perf_ring __percpu *damon_perf_rings_alloc(void)
+{
+	struct damon_perf_ring __percpu *rings;
+	unsigned int cpu;
+
+	rings = alloc_percpu(struct damon_perf_ring);
+	if (!rings)
+		return NULL;
+	for_each_possible_cpu(cpu) {
+		struct damon_perf_ring *ring = per_cpu_ptr(rings, cpu);
+
+		ring->slots = kvcalloc_node(DAMON_PERF_RING_SIZE,
+					    sizeof(*ring->slots), GFP_KERNEL,
+					    cpu_to_node(cpu));
+		if (!ring->slots) {
+			damon_perf_rings_free(rings);
+			return NULL;
+		}
+	}
+	return rings;
+}
+
+/**
+ * damon_perf_rings_free() - Free rings that no producer can reach any more.
+ * @rings:	The rings, or NULL.
+ */
+void damon_perf_rings_free(struct damon_perf_ring __percpu *rings)
+{
+	unsigned int cpu;
+
+	if (!rings)
+		return;
+	for_each_possible_cpu(cpu)
+		kvfree(per_cpu_ptr(rings, cpu)->slots);
+	free_percpu(rings);
+}
+
+/*
+ * Producer side.  Runs on the ring's own CPU with preemption disabled, in
+ * any context, NMI included.  A producer enters with
+ * damon_perf_ring_enter(), reserves a slot with damon_perf_ring_reserve(),
+ * fills it, and leaves with damon_perf_ring_leave(), which publishes.
+ */
+static void damon_perf_ring_enter(struct damon_perf_ring *ring)
+{
+	local_inc(&ring->nest);
+	/* A producer that interrupts us from here on sees nest > 0. */
+	barrier();
+}
+
+/*
+ * Reserve a slot.  Returns false if the ring is full.  @occupancy is set to
+ * the number of records in the ring, counting the reserved slot.
+ */
+static bool damon_perf_ring_reserve(struct damon_perf_ring *ring,
+				    unsigned long *pos,
+				    unsigned long *occupancy)
+{
+	unsigned long p, tail;
+
+	do {
+		p = local_read(&ring->reserve);
+		/*
+		 * Pairs with the smp_store_release() of ->tail in
+		 * damon_perf_ring_consume(): the consumer is done reading a
+		 * slot before we see it free and overwrite it.
+		 */
+		tail = smp_load_acquire(&ring->tail);
+		if (p - tail >= DAMON_PERF_RING_SIZE) {
+			*occupancy = p - tail;
+			return false;
+		}
+	} while ((unsigned long)local_cmpxchg(&ring->reserve, p, p + 1) != p);
+	*pos = p;
+	*occupancy = p + 1 - tail;
+	return true;
+}
+
+/*
+ * One publishing round of the outermost producer: publish every reserved
+ * slot, then give up the nesting level.  Returns false if a producer
+ * reserved a slot after that, which the caller must publish too.
+ */
+static bool damon_perf_ring_publish(struct damon_perf_ring *ring)
+{
+	unsigned long pos;
+
+	/*
+	 * We still hold our nesting level, so a producer that interrupts us
+	 * from here until the decrement below does not publish: ->head never
+	 * goes from its position back to our older one.
+	 */
+	pos = local_read(&ring->reserve);
+	/*
+	 * Pairs with the smp_load_acquire() of ->head in
+	 * damon_perf_ring_consume(): the slots below @pos are written
+	 * before the consumer sees @pos.
+	 */
+	smp_store_release(&ring->head, pos);
+	/* Publish before giving up the nesting level... */
+	barrier();
+	local_dec(&ring->nest);
+	/* ...and give it up before looking for later reservations. */
+	barrier();
+	return pos == local_read(&ring->reserve);
+}
+
+static void damon_perf_ring_leave(struct damon_perf_ring *ring)
+{
+	/* A nested producer leaves publishing to the one it interrupted. */
+	if (local_read(&ring->nest) > 1) {
+		local_dec(&ring->nest);
+		return;
+	}
+	while (!damon_perf_ring_publish(ring)) {
+		local_inc(&ring->nest);
+		barrier();
+	}
+}
+
+/*
+ * Store @rec in @ring; returns false, storing nothing, if it is full.
+ * @occupancy is set to the number of records in the ring.
+ */
+static bool __damon_perf_ring_push(struct damon_perf_ring *ring,
+				   const struct damon_perf_record *rec,
+				   unsigned long *occupancy)
+{
+	unsigned long pos;
+	bool stored;
+
+	damon_perf_ring_enter(ring);
+	stored = damon_perf_ring_reserve(ring, &pos, occupancy);
+	if (stored)
+		ring->slots[pos & DAMON_PERF_RING_MASK] = *rec;
+	damon_perf_ring_leave(ring);
+	return stored;
+}
+
+/**
+ * damon_perf_ring_push() - Store an access in the current CPU's ring.
+ * @rings:	The rings of the context the access is for.
+ * @addr:	The accessed address, in the context's address space.
+ * @tgid:	Thread group id of the accessing task.
+ *
+ * Safe in any context, NMI included: it takes no lock, allocates nothing and
+ * never blocks.  The caller must keep preemption disabled, as overflow
+ * handlers and damon_report_access() do.
+ *
+ * Return: true if stored, false if the ring was full and the access dropped.
+ */
+bool damon_perf_ring_push(struct damon_perf_ring __percpu *rings, u64 addr,
+			  pid_t tgid)
+{
+	struct damon_perf_record rec = { .addr = addr, .tgid = tgid };
+	unsigned long occupancy;
+
+	if (!__damon_perf_ring_push(this_cpu_ptr(rings), &rec, &occupancy)) {
+		damon_perf_obs_overflow(occupancy);
+		return false;
+	}
+	damon_perf_obs_enqueue(occupancy);
+	return true;
+}
+
+/*
+ * Copy out up to @max published records into @buf and free their slots.
+ * There must be one consumer per ring at a time.  Returns the number copied.
+ */
+static unsigned int __damon_perf_ring_consume(struct damon_perf_ring *ring,
+					      struct damon_perf_record *buf,
+					      unsigned int max)
+{
+	/* Pairs with the smp_store_release() of ->head in the producer. */
+	unsigned long head = smp_load_acquire(&ring->head);
+	unsigned long tail = ring->tail;
+	unsigned int n = 0;
+
+	/* ->head only moves forward, and never by more than the ring */
+	if (WARN_ON_ONCE(head - tail > DAMON_PERF_RING_SIZE))
+		return 0;
+	while (tail != head && n < max)
+		buf[n++] = ring->slots[tail++ & DAMON_PERF_RING_MASK];
+	/* Pairs with the smp_load_acquire() of ->tail in the producer. */
+	smp_store_release(&ring->tail, tail);
+	return n;
+}
+
+/* Records published but not yet consumed.  For the consumer. */
+static unsigned long __maybe_unused
+damon_perf_ring_len(struct damon_perf_ring *ring)
+{
+	/* Pairs with the smp_store_release() of ->head in the producer. */
+	return smp_load_acquire(&ring->head) - ring->tail;
+}
+
+/**
+ * damon_perf_ring_consume() - Take records out of one CPU's ring.
+ * @rings:	The rings of a context.
+ * @cpu:	The CPU whose ring to take from.
+ * @buf:	Where to copy the records to.
+ * @max:	Room in @buf, in records.
+ *
+ * There must be one consumer of a context's rings at a time: its kdamond.
+ *
+ * Return: the number of records copied to @buf; zero if the ring is empty.
+ */
+unsigned int damon_perf_ring_consume(struct damon_perf_ring __percpu *rings,
+				     unsigned int cpu,
+				     struct damon_perf_record *buf,
+				     unsigned int max)
+{
+	return __damon_perf_ring_consume(per_cpu_ptr(rings, cpu), buf, max);
+}
+
+#ifdef CONFIG_DAMON_PERF_OBSERVE
 
 /*
  * struct damon_perf_obs_cpu - Counters and event states of one CPU.
@@ -286,56 +565,56 @@ static void damon_perf_obs_peak(unsigned long occupancy)
 				  occupancy) != old);
 }
 
-/**
- * damon_perf_obs_enqueue() - Count a report stored in a ring.
- * @cpu:	The CPU, which is the current one.
- * @occupancy:	Records in the ring, counting the new one.
- */
-void damon_perf_obs_enqueue(unsigned int cpu, unsigned long occupancy)
+/* Count a record stored in this CPU's ring, which now holds @occupancy. */
+static void damon_perf_obs_enqueue(unsigned long occupancy)
 {
 	this_cpu_inc(damon_perf_obs_cpus.enqueue);
 	damon_perf_obs_peak(occupancy);
 }
 
-/**
- * damon_perf_obs_overflow() - Count and trace a report a full ring dropped.
- * @cpu:	The CPU, which is the current one.
- * @occupancy:	Records in the ring.
- */
-void damon_perf_obs_overflow(unsigned int cpu, unsigned long occupancy)
+/* Count and trace a record this CPU's full ring, of @occupancy, dropped. */
+static void damon_perf_obs_overflow(unsigned long occupancy)
 {
 	this_cpu_inc(damon_perf_obs_cpus.overflow);
 	damon_perf_obs_peak(occupancy);
-	trace_damon_perf_ring_overflow(cpu, occupancy, damon_perf_ring_size(),
+	trace_damon_perf_ring_overflow(smp_processor_id(), occupancy,
+				       DAMON_PERF_RING_SIZE,
 				       this_cpu_read(damon_perf_obs_cpus.overflow));
 }
 
 /**
  * damon_perf_obs_report_missed() - Count and trace a report no ring took.
- * @cpu:	The CPU, which is the current one.
  * @why:	Why.
- * @report:	The report.
+ * @addr:	The report's virtual address.
+ * @tgid:	The report's thread group id.
+ *
+ * Called on the reporting CPU, with preemption disabled.
  */
-void damon_perf_obs_report_missed(unsigned int cpu,
-				  enum damon_perf_report_missed why,
-				  const struct damon_access_report *report)
+void damon_perf_obs_report_missed(enum damon_perf_report_missed why,
+				  unsigned long addr, pid_t tgid)
 {
 	this_cpu_inc(damon_perf_obs_cpus.missed);
-	trace_damon_perf_report_missed(cpu, why, report->addr, report->tgid);
+	trace_damon_perf_report_missed(smp_processor_id(), why, addr, tgid);
 }
 
 /**
- * damon_perf_obs_drain() - Count and trace one drain of a CPU's ring.
+ * damon_perf_obs_drain_end() - Count and trace one drain of a CPU's ring.
+ * @rings:	The rings of the context that was drained.
  * @cpu:	The CPU whose ring was drained.
- * @drain:	What the drain did.
+ * @drain:	What the drain did, from damon_perf_obs_drain_begin() on.
+ *
+ * A drain that found the ring empty is neither counted nor traced.
  */
-void damon_perf_obs_drain(unsigned int cpu,
-			  const struct damon_perf_obs_drain *drain)
+void damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
+			      unsigned int cpu,
+			      const struct damon_perf_obs_drain *drain)
 {
 	struct damon_perf_obs_cpu *c = per_cpu_ptr(&damon_perf_obs_cpus, cpu);
 	unsigned long miss = 0;
 	int i;
 
+	if (!drain->dequeue)
+		return;
 	atomic64_add(drain->dequeue, &c->dequeue);
 	atomic64_add(drain->match, &c->match);
 	for (i = 0; i < NR_DAMON_PERF_MISSES; i++) {
@@ -344,7 +623,9 @@ void damon_perf_obs_drain(unsigned int cpu,
 	}
 	atomic64_add(drain->update, &c->update);
 	trace_damon_perf_drain(cpu, drain->dequeue, drain->match, miss,
-			       drain->update, drain->left, drain->ns);
+			       drain->update,
+			       damon_perf_ring_len(per_cpu_ptr(rings, cpu)),
+			       local_clock() - drain->start);
 }
 
 /*
@@ -440,7 +721,7 @@ static int damon_perf_stats_show(struct seq_file *m, void *unused)
 	seq_puts(m, "  └──────────────┴──────────────┘\n");
 	seq_printf(m, "  report_missed=%llu illegal_state_changes=%lld ring_capacity=%lu\n",
 		   missed, atomic64_read(&damon_perf_obs_illegal),
-		   damon_perf_ring_size());
+		   DAMON_PERF_RING_SIZE);
 
 	seq_puts(m, "\n  Per-CPU (non-zero / non-UNINIT):\n");
 	for_each_possible_cpu(cpu) {
@@ -485,4 +766,7 @@ static int __init damon_perf_obs_debugfs_init(void)
 
 late_initcall(damon_perf_obs_debugfs_init);
 
+#endif	/* CONFIG_DAMON_PERF_OBSERVE */
+
+#include "tests/perf_ring-kunit.h"
 #include "tests/perf_observe-kunit.h"

@@ -1,29 +1,98 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Observation of DAMON's perf event access checks: per-CPU pipeline counters,
- * per-CPU event states, the debugfs perf_stats file and the damon_perf_*
- * tracepoints.
+ * The per-CPU pipeline of DAMON's perf event access checks.
  *
- * The perf data path calls these hooks at each of its stages.  Without
- * CONFIG_DAMON_PERF_OBSERVE they are empty static inlines, and the data path
- * works the same.
+ * Producers (the perf overflow handler, and damon_report_access() callers)
+ * push accesses into a context's per-CPU rings; the kdamond drains them once
+ * per sampling interval.  With CONFIG_DAMON_PERF_OBSERVE, the same unit
+ * counts what passes each stage per CPU, tracks the lifecycle of each CPU's
+ * perf events, and shows both in the debugfs perf_stats file and the
+ * damon_perf_* tracepoints.  Without it, the observation hooks below are
+ * empty static inlines and the rings work the same.
  */
 
 #ifndef __MM_DAMON_PERF_OBSERVE_H
 #define __MM_DAMON_PERF_OBSERVE_H
 
+#include <linux/bits.h>
+#include <linux/percpu.h>
 #include <linux/perf_event.h>
-
-#include "perf.h"
+#include <linux/sched/clock.h>
+#include <linux/types.h>
 
 /**
- * enum damon_perf_cpu_state - Where a CPU's perf event is in its lifecycle.
+ * enum damon_perf_sample_reason - What the overflow handler made of a sample.
+ * @DAMON_PERF_SAMPLE_VALID:	Usable; pushed into the context's ring.
+ * @DAMON_PERF_SAMPLE_NULL:	The handler got no sample data.
+ * @DAMON_PERF_SAMPLE_ADDR_ZERO: The PMU did not fill in an address.
+ * @DAMON_PERF_SAMPLE_KERNEL:	The address is a kernel address.
+ * @DAMON_PERF_SAMPLE_INV_PHYS: The physical address is missing or invalid.
+ * @NR_DAMON_PERF_SAMPLE_REASONS: Number of reasons.
+ *
+ * The values are part of the damon_perf_sample tracepoint's ABI.
+ */
+enum damon_perf_sample_reason {
+	DAMON_PERF_SAMPLE_VALID,
+	DAMON_PERF_SAMPLE_NULL,
+	DAMON_PERF_SAMPLE_ADDR_ZERO,
+	DAMON_PERF_SAMPLE_KERNEL,
+	DAMON_PERF_SAMPLE_INV_PHYS,
+	NR_DAMON_PERF_SAMPLE_REASONS,
+};
+
+/**
+ * enum damon_perf_miss - Why a drained record updated no region.
+ * @DAMON_PERF_MISS_TGID:	No target of the context has the record's tgid.
+ * @DAMON_PERF_MISS_REGION:	Inside the target's regions, but in a gap.
+ * @DAMON_PERF_MISS_BOUND:	Below the first or above the last region.
+ * @NR_DAMON_PERF_MISSES:	Number of reasons.
+ */
+enum damon_perf_miss {
+	DAMON_PERF_MISS_TGID,
+	DAMON_PERF_MISS_REGION,
+	DAMON_PERF_MISS_BOUND,
+	NR_DAMON_PERF_MISSES,
+};
+
+/*
+ * Capacity of each per-CPU ring, in records.  A power of two, so that the
+ * free-running positions wrap without a division.  1024 records of 16 bytes
+ * are 16 KiB per possible CPU and context (on 64-bit), enough for about
+ * 200,000 samples per second per CPU at the default 5 ms sampling interval.
+ */
+#define DAMON_PERF_RING_ORDER	10
+#define DAMON_PERF_RING_SIZE	BIT(DAMON_PERF_RING_ORDER)
+
+/**
+ * struct damon_perf_record - An access, as the drain reads it.
+ * @addr:	The accessed address, in the address space the context
+ *		monitors: virtual for vaddr and fvaddr, physical for paddr.
+ * @tgid:	Thread group id of the accessing task, for virtual addresses.
+ */
+struct damon_perf_record {
+	u64 addr;
+	pid_t tgid;
+};
+
+struct damon_perf_ring;
+
+struct damon_perf_ring __percpu *damon_perf_rings_alloc(void);
+void damon_perf_rings_free(struct damon_perf_ring __percpu *rings);
+bool damon_perf_ring_push(struct damon_perf_ring __percpu *rings, u64 addr,
+			  pid_t tgid);
+unsigned int damon_perf_ring_consume(struct damon_perf_ring __percpu *rings,
+				     unsigned int cpu,
+				     struct damon_perf_record *buf,
+				     unsigned int max);
+
+/**
+ * enum damon_perf_cpu_state - Where a CPU's perf events are in their lifecycle.
  * @DAMON_PERF_ST_UNINIT:	No event on the CPU.
  * @DAMON_PERF_ST_CREATED:	perf_event_create_kernel_counter() succeeded.
- * @DAMON_PERF_ST_BOUND:	The event sits, disabled, in the CPU's context.
+ * @DAMON_PERF_ST_BOUND:	The events sit, disabled, in the CPU's context.
  * @DAMON_PERF_ST_ENABLED:	perf_event_enable() was called.
  * @DAMON_PERF_ST_RUNNING:	A sample arrived after enabling.
- * @DAMON_PERF_ST_ERROR:	perf refused the event on the CPU.
+ * @DAMON_PERF_ST_ERROR:	perf refused an event on the CPU.
  * @NR_DAMON_PERF_STS:		Number of states.
  */
 enum damon_perf_cpu_state {
@@ -48,24 +117,6 @@ enum damon_perf_report_missed {
 	NR_DAMON_PERF_MISSED,
 };
 
-/**
- * struct damon_perf_obs_drain - What one drain of one CPU's ring did.
- * @dequeue:	Records taken out of the ring.
- * @match:	Records that hit a region.
- * @miss:	Records that hit no region, by &enum damon_perf_miss.
- * @update:	Records that turned a region accessed for the interval.
- * @left:	Records in the ring after the drain.
- * @ns:		Time the drain took.
- */
-struct damon_perf_obs_drain {
-	unsigned long dequeue;
-	unsigned long match;
-	unsigned long miss[NR_DAMON_PERF_MISSES];
-	unsigned long update;
-	unsigned long left;
-	u64 ns;
-};
-
 #ifdef CONFIG_DAMON_PERF_OBSERVE
 
 /**
@@ -76,6 +127,26 @@ struct damon_perf_obs {
 	u32 *state;
 };
 
+/**
+ * struct damon_perf_obs_drain - Tally of one drain of one CPU's ring.
+ * @dequeue:	Records taken out of the ring.
+ * @match:	Records that hit a region.
+ * @miss:	Records that hit no region, by &enum damon_perf_miss.
+ * @update:	Records that turned a region accessed for the interval.
+ * @start:	local_clock() when the drain began.
+ *
+ * The drain fills this in through the damon_perf_obs_drain_*() helpers,
+ * which are empty, and this structure too, without
+ * CONFIG_DAMON_PERF_OBSERVE.
+ */
+struct damon_perf_obs_drain {
+	unsigned long dequeue;
+	unsigned long match;
+	unsigned long miss[NR_DAMON_PERF_MISSES];
+	unsigned long update;
+	u64 start;
+};
+
 int damon_perf_obs_init(struct damon_perf_obs *obs);
 void damon_perf_obs_exit(struct damon_perf_obs *obs);
 void damon_perf_obs_state(struct damon_perf_obs *obs, unsigned int cpu,
@@ -84,17 +155,43 @@ void damon_perf_obs_sample(struct damon_perf_obs *obs,
 			   struct perf_event *event,
 			   struct perf_sample_data *data, u64 pmu_flags,
 			   u64 addr, enum damon_perf_sample_reason reason);
-void damon_perf_obs_enqueue(unsigned int cpu, unsigned long occupancy);
-void damon_perf_obs_overflow(unsigned int cpu, unsigned long occupancy);
-void damon_perf_obs_report_missed(unsigned int cpu,
-				  enum damon_perf_report_missed why,
-				  const struct damon_access_report *report);
-void damon_perf_obs_drain(unsigned int cpu,
-			  const struct damon_perf_obs_drain *drain);
+void damon_perf_obs_report_missed(enum damon_perf_report_missed why,
+				  unsigned long addr, pid_t tgid);
+void damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
+			      unsigned int cpu,
+			      const struct damon_perf_obs_drain *drain);
+
+static inline void damon_perf_obs_drain_begin(struct damon_perf_obs_drain *d)
+{
+	*d = (struct damon_perf_obs_drain){ .start = local_clock() };
+}
+
+static inline void damon_perf_obs_drain_dequeue(struct damon_perf_obs_drain *d,
+						unsigned int nr)
+{
+	d->dequeue += nr;
+}
+
+static inline void damon_perf_obs_drain_match(struct damon_perf_obs_drain *d,
+					      bool updated)
+{
+	d->match++;
+	if (updated)
+		d->update++;
+}
+
+static inline void damon_perf_obs_drain_miss(struct damon_perf_obs_drain *d,
+					     enum damon_perf_miss miss)
+{
+	d->miss[miss]++;
+}
 
 #else	/* CONFIG_DAMON_PERF_OBSERVE */
 
 struct damon_perf_obs {
+};
+
+struct damon_perf_obs_drain {
 };
 
 static inline int damon_perf_obs_init(struct damon_perf_obs *obs)
@@ -120,25 +217,35 @@ static inline void damon_perf_obs_sample(struct damon_perf_obs *obs,
 {
 }
 
-static inline void damon_perf_obs_enqueue(unsigned int cpu,
-					  unsigned long occupancy)
-{
-}
-
-static inline void damon_perf_obs_overflow(unsigned int cpu,
-					   unsigned long occupancy)
+static inline void
+damon_perf_obs_report_missed(enum damon_perf_report_missed why,
+			     unsigned long addr, pid_t tgid)
 {
 }
 
 static inline void
-damon_perf_obs_report_missed(unsigned int cpu,
-			     enum damon_perf_report_missed why,
-			     const struct damon_access_report *report)
+damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
+			 unsigned int cpu,
+			 const struct damon_perf_obs_drain *drain)
 {
 }
 
-static inline void
-damon_perf_obs_drain(unsigned int cpu, const struct damon_perf_obs_drain *drain)
+static inline void damon_perf_obs_drain_begin(struct damon_perf_obs_drain *d)
+{
+}
+
+static inline void damon_perf_obs_drain_dequeue(struct damon_perf_obs_drain *d,
+						unsigned int nr)
+{
+}
+
+static inline void damon_perf_obs_drain_match(struct damon_perf_obs_drain *d,
+					      bool updated)
+{
+}
+
+static inline void damon_perf_obs_drain_miss(struct damon_perf_obs_drain *d,
+					     enum damon_perf_miss miss)
 {
 }
 

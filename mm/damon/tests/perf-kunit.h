@@ -10,162 +10,6 @@
 
 #include <kunit/test.h>
 
-static struct damon_perf_ring *damon_perf_test_ring(struct kunit *test)
-{
-	struct damon_perf_ring *ring = kvzalloc(sizeof(*ring), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, ring);
-	return ring;
-}
-
-static struct damon_perf_record damon_perf_test_rec(u64 addr)
-{
-	return (struct damon_perf_record){ .addr = addr, .tgid = 1 };
-}
-
-static void damon_perf_test_ring_empty(struct kunit *test)
-{
-	struct damon_perf_ring *ring = damon_perf_test_ring(test);
-	struct damon_perf_record buf[4];
-
-	KUNIT_EXPECT_EQ(test, 0u, damon_perf_ring_consume(ring, buf, 4));
-	KUNIT_EXPECT_EQ(test, 0ul, damon_perf_ring_len(ring));
-	kvfree(ring);
-}
-
-static void damon_perf_test_ring_full(struct kunit *test)
-{
-	struct damon_perf_ring *ring = damon_perf_test_ring(test);
-	struct damon_perf_record rec, buf[8];
-	unsigned long i, occupancy, dropped = 0;
-
-	preempt_disable();
-	for (i = 0; i < DAMON_PERF_RING_SIZE + 5; i++) {
-		rec = damon_perf_test_rec(i);
-		if (!damon_perf_ring_push(ring, &rec, &occupancy))
-			dropped++;
-		else
-			KUNIT_EXPECT_EQ(test, i + 1, occupancy);
-	}
-	preempt_enable();
-	/* a full ring drops, and never overwrites */
-	KUNIT_EXPECT_EQ(test, 5ul, dropped);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_RING_SIZE, occupancy);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_RING_SIZE, damon_perf_ring_len(ring));
-	KUNIT_EXPECT_EQ(test, 8u, damon_perf_ring_consume(ring, buf, 8));
-	for (i = 0; i < 8; i++)
-		KUNIT_EXPECT_EQ(test, i, buf[i].addr);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_RING_SIZE - 8, damon_perf_ring_len(ring));
-
-	/* consuming frees exactly that many slots */
-	preempt_disable();
-	for (i = 0; i < 9; i++) {
-		rec = damon_perf_test_rec(1000 + i);
-		if (!damon_perf_ring_push(ring, &rec, &occupancy))
-			dropped++;
-	}
-	preempt_enable();
-	KUNIT_EXPECT_EQ(test, 6ul, dropped);
-	kvfree(ring);
-}
-
-static void damon_perf_test_ring_wrap(struct kunit *test)
-{
-	struct damon_perf_ring *ring = damon_perf_test_ring(test);
-	struct damon_perf_record rec, buf[7];
-	unsigned long next_in = 0, next_out = 0, occupancy;
-	unsigned int n, i;
-
-	/* go around the ring several times with uneven batch sizes */
-	while (next_out < 5 * DAMON_PERF_RING_SIZE + 3) {
-		preempt_disable();
-		for (i = 0; i < 11; i++) {
-			rec = damon_perf_test_rec(next_in);
-			if (damon_perf_ring_push(ring, &rec, &occupancy))
-				next_in++;
-		}
-		preempt_enable();
-		n = damon_perf_ring_consume(ring, buf, ARRAY_SIZE(buf));
-		for (i = 0; i < n; i++)
-			KUNIT_ASSERT_EQ(test, next_out++, buf[i].addr);
-	}
-	KUNIT_EXPECT_EQ(test, next_in - next_out, damon_perf_ring_len(ring));
-	kvfree(ring);
-}
-
-/*
- * A producer interrupted between reserving and filling its slot by another
- * producer on the same CPU: nothing may be published until the interrupted
- * one is done, and then both records, in slot order.
- */
-static void damon_perf_test_ring_nested(struct kunit *test)
-{
-	struct damon_perf_ring *ring = damon_perf_test_ring(test);
-	struct damon_perf_record rec, buf[4];
-	unsigned long pos, occupancy;
-
-	preempt_disable();
-	damon_perf_ring_enter(ring);
-	KUNIT_ASSERT_TRUE(test, damon_perf_ring_reserve(ring, &pos, &occupancy));
-	KUNIT_EXPECT_EQ(test, 0ul, pos);
-
-	/* the interrupting producer runs to completion */
-	rec = damon_perf_test_rec(222);
-	KUNIT_EXPECT_TRUE(test, damon_perf_ring_push(ring, &rec, &occupancy));
-	KUNIT_EXPECT_EQ(test, 2ul, occupancy);
-	KUNIT_EXPECT_EQ(test, 0u, damon_perf_ring_consume(ring, buf, 4));
-
-	/* the interrupted one fills its slot and leaves, publishing both */
-	ring->slots[pos & DAMON_PERF_RING_MASK] = damon_perf_test_rec(111);
-	damon_perf_ring_leave(ring);
-	preempt_enable();
-
-	KUNIT_EXPECT_EQ(test, 0l, local_read(&ring->nest));
-	KUNIT_ASSERT_EQ(test, 2u, damon_perf_ring_consume(ring, buf, 4));
-	KUNIT_EXPECT_EQ(test, 111ull, buf[0].addr);
-	KUNIT_EXPECT_EQ(test, 222ull, buf[1].addr);
-	kvfree(ring);
-}
-
-/*
- * The outermost producer publishes before it gives up its nesting level; a
- * producer that interrupts it after that is the outermost one in turn and
- * publishes its own slot.  Either way ->head only moves forward.
- */
-static void damon_perf_test_ring_publish(struct kunit *test)
-{
-	struct damon_perf_ring *ring = damon_perf_test_ring(test);
-	struct damon_perf_record rec, buf[4];
-	unsigned long pos, occupancy;
-
-	preempt_disable();
-	damon_perf_ring_enter(ring);
-	KUNIT_ASSERT_TRUE(test, damon_perf_ring_reserve(ring, &pos, &occupancy));
-	ring->slots[pos & DAMON_PERF_RING_MASK] = damon_perf_test_rec(111);
-	/* a producer that interrupts before the publish does not publish */
-	rec = damon_perf_test_rec(222);
-	KUNIT_EXPECT_TRUE(test, damon_perf_ring_push(ring, &rec, &occupancy));
-	KUNIT_EXPECT_EQ(test, 0ul, READ_ONCE(ring->head));
-	KUNIT_EXPECT_EQ(test, 1l, local_read(&ring->nest));
-
-	/* one publishing round finds nothing reserved after it */
-	KUNIT_EXPECT_TRUE(test, damon_perf_ring_publish(ring));
-	KUNIT_EXPECT_EQ(test, 2ul, READ_ONCE(ring->head));
-	KUNIT_EXPECT_EQ(test, 0l, local_read(&ring->nest));
-
-	/* one that interrupts after it publishes its own slot, further on */
-	rec = damon_perf_test_rec(333);
-	KUNIT_EXPECT_TRUE(test, damon_perf_ring_push(ring, &rec, &occupancy));
-	KUNIT_EXPECT_EQ(test, 3ul, READ_ONCE(ring->head));
-	preempt_enable();
-
-	KUNIT_ASSERT_EQ(test, 3u, damon_perf_ring_consume(ring, buf, 4));
-	KUNIT_EXPECT_EQ(test, 111ull, buf[0].addr);
-	KUNIT_EXPECT_EQ(test, 222ull, buf[1].addr);
-	KUNIT_EXPECT_EQ(test, 333ull, buf[2].addr);
-	kvfree(ring);
-}
-
 static void damon_perf_test_classify(struct kunit *test)
 {
 	void *page = (void *)__get_free_page(GFP_KERNEL);
@@ -219,43 +63,36 @@ static struct damon_target *damon_perf_test_regions(struct kunit *test,
 	return t;
 }
 
+/* What damon_perf_find_region() and damon_perf_match() return for @miss. */
+#define DAMON_PERF_TEST_MISS(miss)	(-((int)(miss) + 1))
+
 static void damon_perf_test_find_region(struct kunit *test)
 {
+	const int gap = DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_REGION);
+	const int out = DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_BOUND);
 	struct damon_region *r[4];
-	enum damon_perf_miss miss;
 	struct damon_target *t = damon_perf_test_regions(test, r);
 
 	/* first, middle and last regions, at their edges */
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(r, 3, 10, &miss));
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(r, 3, 19, &miss));
-	KUNIT_EXPECT_EQ(test, 1, damon_perf_find_region(r, 3, 20, &miss));
-	KUNIT_EXPECT_EQ(test, 2, damon_perf_find_region(r, 3, 40, &miss));
-	KUNIT_EXPECT_EQ(test, 2, damon_perf_find_region(r, 3, 49, &miss));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(r, 3, 10));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(r, 3, 19));
+	KUNIT_EXPECT_EQ(test, 1, damon_perf_find_region(r, 3, 20));
+	KUNIT_EXPECT_EQ(test, 2, damon_perf_find_region(r, 3, 40));
+	KUNIT_EXPECT_EQ(test, 2, damon_perf_find_region(r, 3, 49));
 
 	/* the gap between regions */
-	miss = NR_DAMON_PERF_MISSES;
-	KUNIT_EXPECT_EQ(test, -1, damon_perf_find_region(r, 3, 30, &miss));
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_MISS_REGION, miss);
-	miss = NR_DAMON_PERF_MISSES;
-	KUNIT_EXPECT_EQ(test, -1, damon_perf_find_region(r, 3, 39, &miss));
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_MISS_REGION, miss);
+	KUNIT_EXPECT_EQ(test, gap, damon_perf_find_region(r, 3, 30));
+	KUNIT_EXPECT_EQ(test, gap, damon_perf_find_region(r, 3, 39));
 
 	/* outside the bounds */
-	miss = NR_DAMON_PERF_MISSES;
-	KUNIT_EXPECT_EQ(test, -1, damon_perf_find_region(r, 3, 9, &miss));
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_MISS_BOUND, miss);
-	miss = NR_DAMON_PERF_MISSES;
-	KUNIT_EXPECT_EQ(test, -1, damon_perf_find_region(r, 3, 50, &miss));
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_MISS_BOUND, miss);
-	miss = NR_DAMON_PERF_MISSES;
-	KUNIT_EXPECT_EQ(test, -1, damon_perf_find_region(r, 0, 15, &miss));
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_MISS_BOUND, miss);
+	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(r, 3, 9));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(r, 3, 50));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(r, 0, 15));
 
 	/* a single region */
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(&r[3], 1, 100, &miss));
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(&r[3], 1, 199, &miss));
-	KUNIT_EXPECT_EQ(test, -1, damon_perf_find_region(&r[3], 1, 200, &miss));
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_MISS_BOUND, miss);
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(&r[3], 1, 100));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(&r[3], 1, 199));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(&r[3], 1, 200));
 	damon_destroy_target(t);
 }
 
@@ -271,35 +108,32 @@ static void damon_perf_test_match(struct kunit *test)
 	};
 	struct damon_perf_record rec = { .tgid = 42, .addr = 25 };
 	struct damon_region *r[4];
-	enum damon_perf_miss miss;
 	struct damon_target *t = damon_perf_test_regions(test, r);
 
 	perf.regions = r;
-	KUNIT_EXPECT_EQ(test, 1, damon_perf_match(&perf, &rec, false, &miss));
+	KUNIT_EXPECT_EQ(test, 1, damon_perf_match(&perf, &rec));
 
 	/* an access by another process */
 	rec.tgid = 43;
-	miss = NR_DAMON_PERF_MISSES;
-	KUNIT_EXPECT_EQ(test, -1, damon_perf_match(&perf, &rec, false, &miss));
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_MISS_TGID, miss);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_TGID),
+			damon_perf_match(&perf, &rec));
 
 	/* a target whose process is gone matches nothing */
 	rec.tgid = 0;
 	rec.addr = 150;
-	miss = NR_DAMON_PERF_MISSES;
-	KUNIT_EXPECT_EQ(test, -1, damon_perf_match(&perf, &rec, false, &miss));
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_MISS_TGID, miss);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_TGID),
+			damon_perf_match(&perf, &rec));
 
 	/* the right process, outside its regions */
 	rec.tgid = 42;
-	miss = NR_DAMON_PERF_MISSES;
-	KUNIT_EXPECT_EQ(test, -1, damon_perf_match(&perf, &rec, false, &miss));
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_MISS_BOUND, miss);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_BOUND),
+			damon_perf_match(&perf, &rec));
 
-	/* physical: the one target, by physical address */
-	rec.tgid = 7;
-	rec.paddr = 45;
-	KUNIT_EXPECT_EQ(test, 2, damon_perf_match(&perf, &rec, true, &miss));
+	/* physical: the one target, by physical address, whatever the tgid */
+	perf.phys = true;
+	rec.tgid = 0;
+	rec.addr = 45;
+	KUNIT_EXPECT_EQ(test, 2, damon_perf_match(&perf, &rec));
 	damon_destroy_target(t);
 }
 
@@ -460,11 +294,6 @@ static void damon_perf_test_exclusive_pmu(struct kunit *test)
 }
 
 static struct kunit_case damon_perf_test_cases[] = {
-	KUNIT_CASE(damon_perf_test_ring_empty),
-	KUNIT_CASE(damon_perf_test_ring_full),
-	KUNIT_CASE(damon_perf_test_ring_wrap),
-	KUNIT_CASE(damon_perf_test_ring_nested),
-	KUNIT_CASE(damon_perf_test_ring_publish),
 	KUNIT_CASE(damon_perf_test_classify),
 	KUNIT_CASE(damon_perf_test_find_region),
 	KUNIT_CASE(damon_perf_test_match),

@@ -81,7 +81,9 @@ static void damon_perf_obs_test_counters(struct kunit *test)
 {
 	struct damon_perf_obs_drain drain = {
 		.dequeue = 7, .match = 4, .miss = {1, 1, 1}, .update = 2,
+		.start = local_clock(),
 	};
+	struct damon_perf_ring __percpu *rings = damon_perf_rings_alloc();
 	u64 before[NR_DAMON_PERF_COUNTERS], after[NR_DAMON_PERF_COUNTERS];
 	struct perf_sample_data data = {};
 	struct damon_perf_obs obs = {};
@@ -91,6 +93,7 @@ static void damon_perf_obs_test_counters(struct kunit *test)
 
 	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_ASSERT_NOT_NULL(test, rings);
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
 
 	migrate_disable();
@@ -99,11 +102,11 @@ static void damon_perf_obs_test_counters(struct kunit *test)
 	preempt_disable();
 	for (r = 0; r < NR_DAMON_PERF_SAMPLE_REASONS; r++)
 		damon_perf_obs_sample(&obs, event, r ? &data : NULL, 0, 0, r);
-	damon_perf_obs_enqueue(cpu, before[DAMON_PERF_C_RING_PEAK] + 3);
-	damon_perf_obs_enqueue(cpu, 1);
-	damon_perf_obs_overflow(cpu, damon_perf_ring_size());
+	damon_perf_obs_enqueue(before[DAMON_PERF_C_RING_PEAK] + 3);
+	damon_perf_obs_enqueue(1);
+	damon_perf_obs_overflow(DAMON_PERF_RING_SIZE);
 	preempt_enable();
-	damon_perf_obs_drain(cpu, &drain);
+	damon_perf_obs_drain_end(rings, cpu, &drain);
 	damon_perf_obs_read_cpu(cpu, after);
 	migrate_enable();
 
@@ -119,7 +122,7 @@ static void damon_perf_obs_test_counters(struct kunit *test)
 			after[DAMON_PERF_C_OVERFLOW]);
 	/* ring_peak is a high-water mark */
 	KUNIT_EXPECT_EQ(test, max_t(u64, before[DAMON_PERF_C_RING_PEAK] + 3,
-				    damon_perf_ring_size()),
+				    DAMON_PERF_RING_SIZE),
 			after[DAMON_PERF_C_RING_PEAK]);
 	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_DEQUEUE] + 7,
 			after[DAMON_PERF_C_DEQUEUE]);
@@ -130,6 +133,7 @@ static void damon_perf_obs_test_counters(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_UPDATE] + 2,
 			after[DAMON_PERF_C_UPDATE]);
 	damon_perf_obs_exit(&obs);
+	damon_perf_rings_free(rings);
 }
 
 static unsigned int damon_perf_obs_test_ctx;
