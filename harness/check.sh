@@ -102,6 +102,7 @@ kunit_passed() {
 		! grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$parsed" &&
 		grep -q '\[PASSED\] damon-perf =' "$parsed" &&
 		grep -q '\[PASSED\] damon-perf-ring =' "$parsed" &&
+		grep -q '\[PASSED\] damon-perf-sysfs =' "$parsed" &&
 		grep -q '\[PASSED\] damon-perf-observe =' "$parsed"
 }
 

@@ -24,7 +24,6 @@
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/damon.h>
-#include <linux/kstrtox.h>
 #include <linux/mm.h>
 #include <linux/perf_event.h>
 #include <linux/rculist.h>
@@ -96,134 +95,8 @@ static LIST_HEAD(damon_perf_consumers);
 static DEFINE_MUTEX(damon_perf_consumers_lock);
 
 /*
- * sysfs-facing attribute handling
+ * Event attributes
  */
-
-/**
- * damon_perf_event_attr_init() - Set a perf event attribute to its defaults.
- * @attr:	The attribute to initialize.
- *
- * The defaults are the software page-fault event, sampled once every 4096
- * events, with kernel-mode events excluded.
- */
-void damon_perf_event_attr_init(struct damon_perf_event_attr *attr)
-{
-	*attr = (struct damon_perf_event_attr){
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_PAGE_FAULTS,
-		.sample_period = 4096,
-		.sample_freq = 100,
-		.exclude_kernel = true,
-	};
-}
-
-/**
- * damon_perf_field_store() - Parse and set one field of a perf event.
- * @attr:	The attribute to change.
- * @field:	The field to set.
- * @buf:	The user's input.
- *
- * Numbers are parsed like kstrtou64() does, with base prefixes allowed;
- * type must fit in 32 bits, precise_ip is 0 to 3, and freq,
- * sample_phys_addr and the exclude fields are 0 or 1.
- *
- * Return: 0 on success, or -EINVAL with @attr unchanged.
- */
-int damon_perf_field_store(struct damon_perf_event_attr *attr,
-			   enum damon_perf_event_field field, const char *buf)
-{
-	u64 v;
-
-	if (kstrtou64(buf, 0, &v))
-		return -EINVAL;
-
-	switch (field) {
-	case DAMON_PERF_FIELD_TYPE:
-		if (v > U32_MAX)
-			return -EINVAL;
-		attr->type = v;
-		return 0;
-	case DAMON_PERF_FIELD_CONFIG:
-		attr->config = v;
-		return 0;
-	case DAMON_PERF_FIELD_CONFIG1:
-		attr->config1 = v;
-		return 0;
-	case DAMON_PERF_FIELD_CONFIG2:
-		attr->config2 = v;
-		return 0;
-	case DAMON_PERF_FIELD_SAMPLE_FREQ:
-		attr->sample_freq = v;
-		return 0;
-	case DAMON_PERF_FIELD_SAMPLE_PERIOD:
-		attr->sample_period = v;
-		return 0;
-	case DAMON_PERF_FIELD_PRECISE_IP:
-		if (v > 3)
-			return -EINVAL;
-		attr->precise_ip = v;
-		return 0;
-	default:
-		break;
-	}
-
-	if (v > 1)
-		return -EINVAL;
-	switch (field) {
-	case DAMON_PERF_FIELD_FREQ:
-		attr->freq = v;
-		return 0;
-	case DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR:
-		attr->sample_phys_addr = v;
-		return 0;
-	case DAMON_PERF_FIELD_EXCLUDE_KERNEL:
-		attr->exclude_kernel = v;
-		return 0;
-	case DAMON_PERF_FIELD_EXCLUDE_HV:
-		attr->exclude_hv = v;
-		return 0;
-	default:
-		return -EINVAL;
-	}
-}
-
-/**
- * damon_perf_field_show() - Get one field of a perf event.
- * @attr:	The attribute to read.
- * @field:	The field to get.
- *
- * Return: the value of @field in @attr.
- */
-u64 damon_perf_field_show(const struct damon_perf_event_attr *attr,
-			  enum damon_perf_event_field field)
-{
-	switch (field) {
-	case DAMON_PERF_FIELD_TYPE:
-		return attr->type;
-	case DAMON_PERF_FIELD_CONFIG:
-		return attr->config;
-	case DAMON_PERF_FIELD_CONFIG1:
-		return attr->config1;
-	case DAMON_PERF_FIELD_CONFIG2:
-		return attr->config2;
-	case DAMON_PERF_FIELD_FREQ:
-		return attr->freq;
-	case DAMON_PERF_FIELD_SAMPLE_FREQ:
-		return attr->sample_freq;
-	case DAMON_PERF_FIELD_SAMPLE_PERIOD:
-		return attr->sample_period;
-	case DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR:
-		return attr->sample_phys_addr;
-	case DAMON_PERF_FIELD_PRECISE_IP:
-		return attr->precise_ip;
-	case DAMON_PERF_FIELD_EXCLUDE_KERNEL:
-		return attr->exclude_kernel;
-	case DAMON_PERF_FIELD_EXCLUDE_HV:
-		return attr->exclude_hv;
-	default:
-		return 0;
-	}
-}
 
 /**
  * damon_set_perf_events() - Set the perf events a context samples from.
@@ -252,37 +125,61 @@ int damon_set_perf_events(struct damon_ctx *ctx,
 	return 0;
 }
 
-static bool damon_perf_event_attr_eq(const struct damon_perf_event_attr *a,
-				     const struct damon_perf_event_attr *b)
+/* Whether @ctx monitors the physical address space. */
+static bool damon_perf_wants_phys(struct damon_ctx *ctx)
 {
-	return a->type == b->type && a->config == b->config &&
-		a->config1 == b->config1 && a->config2 == b->config2 &&
-		a->freq == b->freq && a->sample_freq == b->sample_freq &&
-		a->sample_period == b->sample_period &&
-		a->sample_phys_addr == b->sample_phys_addr &&
-		a->precise_ip == b->precise_ip &&
-		a->exclude_kernel == b->exclude_kernel &&
-		a->exclude_hv == b->exclude_hv;
+	return ctx->ops.id == DAMON_OPS_PADDR;
 }
 
+/*
+ * What perf is given for @e, in a context that wants physical addresses if
+ * @phys.
+ */
+static void damon_perf_to_perf_attr(const struct damon_perf_event_attr *e,
+				    bool phys, struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = e->type;
+	a->config = e->config;
+	a->config1 = e->config1;
+	a->config2 = e->config2;
+	a->freq = e->freq;
+	a->precise_ip = e->precise_ip;
+	a->exclude_kernel = e->exclude_kernel;
+	a->exclude_hv = e->exclude_hv;
+	a->disabled = 1;
+	a->sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+	if (phys || e->sample_phys_addr)
+		a->sample_type |= PERF_SAMPLE_PHYS_ADDR;
+	if (e->freq)
+		a->sample_freq = e->sample_freq;
+	else
+		a->sample_period = e->sample_period;
+}
+
+/*
+ * Whether @a and @b give perf the same events.  What perf is given is
+ * compared, not the user's fields, so that this needs no list of them, and
+ * a field that perf does not use (sample_period with freq set, say) changes
+ * nothing.
+ */
 static bool damon_perf_events_eq(struct damon_ctx *a, struct damon_ctx *b)
 {
+	struct perf_event_attr pa, pb;
 	unsigned int i;
 
 	if (a->nr_perf_events != b->nr_perf_events)
 		return false;
 	for (i = 0; i < a->nr_perf_events; i++) {
-		if (!damon_perf_event_attr_eq(&a->perf_events[i],
-					      &b->perf_events[i]))
+		damon_perf_to_perf_attr(&a->perf_events[i],
+					damon_perf_wants_phys(a), &pa);
+		damon_perf_to_perf_attr(&b->perf_events[i],
+					damon_perf_wants_phys(b), &pb);
+		if (memcmp(&pa, &pb, sizeof(pa)))
 			return false;
 	}
 	return true;
-}
-
-/* Whether @ctx monitors the physical address space. */
-static bool damon_perf_wants_phys(struct damon_ctx *ctx)
-{
-	return ctx->ops.id == DAMON_OPS_PADDR;
 }
 
 /*
@@ -303,7 +200,6 @@ static int damon_perf_build_attrs(struct damon_ctx *ctx,
 
 	for (i = 0; i < ctx->nr_perf_events; i++) {
 		struct damon_perf_event_attr *e = &ctx->perf_events[i];
-		struct perf_event_attr *a = &attrs[i];
 
 		if (phys && !e->sample_phys_addr) {
 			pr_warn("perf event %u: paddr monitoring needs sample_phys_addr=1\n",
@@ -316,25 +212,7 @@ static int damon_perf_build_attrs(struct damon_ctx *ctx,
 			return -EINVAL;
 		}
 
-		*a = (struct perf_event_attr){
-			.size = sizeof(*a),
-			.type = e->type,
-			.config = e->config,
-			.config1 = e->config1,
-			.config2 = e->config2,
-			.freq = e->freq,
-			.precise_ip = e->precise_ip,
-			.exclude_kernel = e->exclude_kernel,
-			.exclude_hv = e->exclude_hv,
-			.disabled = 1,
-			.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC,
-		};
-		if (phys || e->sample_phys_addr)
-			a->sample_type |= PERF_SAMPLE_PHYS_ADDR;
-		if (e->freq)
-			a->sample_freq = e->sample_freq;
-		else
-			a->sample_period = e->sample_period;
+		damon_perf_to_perf_attr(e, phys, &attrs[i]);
 	}
 	return 0;
 }
@@ -991,20 +869,22 @@ int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running)
  * @dst:	The context to change; running, if it is, in this kdamond.
  * @src:	The context to take the perf events from.
  *
- * If @dst is running and its perf events change, its old events are
- * released and the new ones created and enabled, from the calling kdamond.
+ * If @dst is running and what perf is to be given changes, its old events
+ * are released and the new ones created and enabled, from the calling
+ * kdamond.
  *
  * Return: 0 on success, negative error code otherwise.
  */
 int damon_perf_commit(struct damon_ctx *dst, struct damon_ctx *src)
 {
 	bool running = dst->kdamond == current;
+	/* the operations, which damon_commit_ctx() set already, may change */
+	bool same = damon_perf_events_eq(dst, src) &&
+		(!dst->perf || dst->perf->phys == damon_perf_wants_phys(dst));
 	int err;
 
-	if (damon_perf_events_eq(dst, src))
-		return 0;
 	err = damon_set_perf_events(dst, src->perf_events, src->nr_perf_events);
-	if (err || !running)
+	if (err || !running || same)
 		return err;
 
 	damon_perf_stop(dst);

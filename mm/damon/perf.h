@@ -9,44 +9,7 @@
 
 #include <linux/damon.h>
 
-/**
- * enum damon_perf_event_field - A user-settable &struct damon_perf_event_attr
- * field, in sysfs file order.
- * @DAMON_PERF_FIELD_TYPE:		&damon_perf_event_attr->type.
- * @DAMON_PERF_FIELD_CONFIG:		&damon_perf_event_attr->config.
- * @DAMON_PERF_FIELD_CONFIG1:		&damon_perf_event_attr->config1.
- * @DAMON_PERF_FIELD_CONFIG2:		&damon_perf_event_attr->config2.
- * @DAMON_PERF_FIELD_FREQ:		&damon_perf_event_attr->freq.
- * @DAMON_PERF_FIELD_SAMPLE_FREQ:	&damon_perf_event_attr->sample_freq.
- * @DAMON_PERF_FIELD_SAMPLE_PERIOD:	&damon_perf_event_attr->sample_period.
- * @DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR:	&damon_perf_event_attr->sample_phys_addr.
- * @DAMON_PERF_FIELD_PRECISE_IP:	&damon_perf_event_attr->precise_ip.
- * @DAMON_PERF_FIELD_EXCLUDE_KERNEL:	&damon_perf_event_attr->exclude_kernel.
- * @DAMON_PERF_FIELD_EXCLUDE_HV:	&damon_perf_event_attr->exclude_hv.
- * @NR_DAMON_PERF_FIELDS:		Number of fields.
- */
-enum damon_perf_event_field {
-	DAMON_PERF_FIELD_TYPE,
-	DAMON_PERF_FIELD_CONFIG,
-	DAMON_PERF_FIELD_CONFIG1,
-	DAMON_PERF_FIELD_CONFIG2,
-	DAMON_PERF_FIELD_FREQ,
-	DAMON_PERF_FIELD_SAMPLE_FREQ,
-	DAMON_PERF_FIELD_SAMPLE_PERIOD,
-	DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR,
-	DAMON_PERF_FIELD_PRECISE_IP,
-	DAMON_PERF_FIELD_EXCLUDE_KERNEL,
-	DAMON_PERF_FIELD_EXCLUDE_HV,
-	NR_DAMON_PERF_FIELDS,
-};
-
 #ifdef CONFIG_DAMON_PERF_EVENTS
-
-void damon_perf_event_attr_init(struct damon_perf_event_attr *attr);
-int damon_perf_field_store(struct damon_perf_event_attr *attr,
-			   enum damon_perf_event_field field, const char *buf);
-u64 damon_perf_field_show(const struct damon_perf_event_attr *attr,
-			  enum damon_perf_event_field field);
 
 int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running);
 int damon_perf_start(struct damon_ctx *ctx);

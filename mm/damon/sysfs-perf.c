@@ -4,9 +4,9 @@
  * monitoring_attrs/sample/perf_events/ directory of a context.
  */
 
+#include <linux/perf_event.h>
 #include <linux/slab.h>
 
-#include "perf.h"
 #include "sysfs-common.h"
 
 /* More events than this per context is a mistake rather than a need. */
@@ -21,12 +21,117 @@ struct damon_sysfs_perf_event {
 	struct damon_perf_event_attr attr;
 };
 
-static struct kobj_attribute damon_sysfs_perf_event_kattrs[];
+/*
+ * struct damon_sysfs_perf_field - A file of perf_events/<N>/.
+ * @kattr:	The file, named as its &struct damon_perf_event_attr field.
+ * @offset:	Offset of the field in &struct damon_perf_event_attr.
+ * @size:	Size of the field: 1, 4 or 8 bytes.
+ * @max:	Highest value the file takes.
+ * @dflt:	Value of the field in a new event.
+ *
+ * The table of these is all this file knows of the fields: each file's
+ * show, store, limit and default go through it.
+ */
+struct damon_sysfs_perf_field {
+	struct kobj_attribute kattr;
+	size_t offset;
+	size_t size;
+	u64 max;
+	u64 dflt;
+};
 
-static enum damon_perf_event_field
-damon_sysfs_perf_event_field(struct kobj_attribute *kattr)
+static ssize_t damon_sysfs_perf_event_show(struct kobject *kobj,
+					   struct kobj_attribute *kattr,
+					   char *buf);
+static ssize_t damon_sysfs_perf_event_store(struct kobject *kobj,
+					    struct kobj_attribute *kattr,
+					    const char *buf, size_t count);
+
+#define DAMON_SYSFS_PERF_FIELD(_name, _max, _dflt) {			\
+	.kattr = __ATTR(_name, 0600, damon_sysfs_perf_event_show,	\
+			damon_sysfs_perf_event_store),			\
+	.offset = offsetof(struct damon_perf_event_attr, _name),	\
+	.size = sizeof_field(struct damon_perf_event_attr, _name),	\
+	.max = _max,							\
+	.dflt = _dflt,							\
+}
+
+/*
+ * The files.  A new event is the software page-fault event, sampled once
+ * every 4096 faults, in user space only.
+ */
+static struct damon_sysfs_perf_field damon_sysfs_perf_fields[] = {
+	DAMON_SYSFS_PERF_FIELD(type, U32_MAX, PERF_TYPE_SOFTWARE),
+	DAMON_SYSFS_PERF_FIELD(config, U64_MAX, PERF_COUNT_SW_PAGE_FAULTS),
+	DAMON_SYSFS_PERF_FIELD(config1, U64_MAX, 0),
+	DAMON_SYSFS_PERF_FIELD(config2, U64_MAX, 0),
+	DAMON_SYSFS_PERF_FIELD(freq, 1, 0),
+	DAMON_SYSFS_PERF_FIELD(sample_freq, U64_MAX, 100),
+	DAMON_SYSFS_PERF_FIELD(sample_period, U64_MAX, 4096),
+	DAMON_SYSFS_PERF_FIELD(sample_phys_addr, 1, 0),
+	DAMON_SYSFS_PERF_FIELD(precise_ip, 3, 0),
+	DAMON_SYSFS_PERF_FIELD(exclude_kernel, 1, 1),
+	DAMON_SYSFS_PERF_FIELD(exclude_hv, 1, 0),
+};
+
+static u64 damon_sysfs_perf_field_get(const struct damon_perf_event_attr *attr,
+				      const struct damon_sysfs_perf_field *f)
 {
-	return kattr - damon_sysfs_perf_event_kattrs;
+	const void *p = (const void *)attr + f->offset;
+
+	switch (f->size) {
+	case sizeof(u8):
+		return *(const u8 *)p;
+	case sizeof(u32):
+		return *(const u32 *)p;
+	default:
+		return *(const u64 *)p;
+	}
+}
+
+static void damon_sysfs_perf_field_set(struct damon_perf_event_attr *attr,
+				       const struct damon_sysfs_perf_field *f,
+				       u64 v)
+{
+	void *p = (void *)attr + f->offset;
+
+	switch (f->size) {
+	case sizeof(u8):
+		*(u8 *)p = v;
+		break;
+	case sizeof(u32):
+		*(u32 *)p = v;
+		break;
+	default:
+		*(u64 *)p = v;
+		break;
+	}
+}
+
+/*
+ * Parse @buf as kstrtou64() does, base prefixes allowed, and set @f of
+ * @attr to it.  Returns -EINVAL, with @attr unchanged, for anything else
+ * or a value above @f's limit.
+ */
+static int damon_sysfs_perf_field_parse(struct damon_perf_event_attr *attr,
+					const struct damon_sysfs_perf_field *f,
+					const char *buf)
+{
+	u64 v;
+
+	if (kstrtou64(buf, 0, &v) || v > f->max)
+		return -EINVAL;
+	damon_sysfs_perf_field_set(attr, f, v);
+	return 0;
+}
+
+static void damon_sysfs_perf_event_attr_init(struct damon_perf_event_attr *attr)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(damon_sysfs_perf_fields); i++)
+		damon_sysfs_perf_field_set(attr, &damon_sysfs_perf_fields[i],
+					   damon_sysfs_perf_fields[i].dflt);
 }
 
 static ssize_t damon_sysfs_perf_event_show(struct kobject *kobj,
@@ -35,9 +140,11 @@ static ssize_t damon_sysfs_perf_event_show(struct kobject *kobj,
 {
 	struct damon_sysfs_perf_event *event = container_of(kobj,
 			struct damon_sysfs_perf_event, kobj);
+	struct damon_sysfs_perf_field *f = container_of(kattr,
+			struct damon_sysfs_perf_field, kattr);
 
-	return sysfs_emit(buf, "%llu\n", damon_perf_field_show(&event->attr,
-				damon_sysfs_perf_event_field(kattr)));
+	return sysfs_emit(buf, "%llu\n",
+			  damon_sysfs_perf_field_get(&event->attr, f));
 }
 
 static ssize_t damon_sysfs_perf_event_store(struct kobject *kobj,
@@ -46,51 +153,17 @@ static ssize_t damon_sysfs_perf_event_store(struct kobject *kobj,
 {
 	struct damon_sysfs_perf_event *event = container_of(kobj,
 			struct damon_sysfs_perf_event, kobj);
+	struct damon_sysfs_perf_field *f = container_of(kattr,
+			struct damon_sysfs_perf_field, kattr);
 	int err;
 
-	err = damon_perf_field_store(&event->attr,
-				     damon_sysfs_perf_event_field(kattr), buf);
+	err = damon_sysfs_perf_field_parse(&event->attr, f, buf);
 	return err ? err : count;
 }
 
-#define DAMON_SYSFS_PERF_EVENT_ATTR(_field, _name)			\
-	[_field] = __ATTR(_name, 0600, damon_sysfs_perf_event_show,	\
-			  damon_sysfs_perf_event_store)
-
-static struct kobj_attribute damon_sysfs_perf_event_kattrs[] = {
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_TYPE, type),
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_CONFIG, config),
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_CONFIG1, config1),
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_CONFIG2, config2),
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_FREQ, freq),
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_SAMPLE_FREQ, sample_freq),
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_SAMPLE_PERIOD,
-				    sample_period),
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR,
-				    sample_phys_addr),
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_PRECISE_IP, precise_ip),
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_EXCLUDE_KERNEL,
-				    exclude_kernel),
-	DAMON_SYSFS_PERF_EVENT_ATTR(DAMON_PERF_FIELD_EXCLUDE_HV, exclude_hv),
-};
-
-static_assert(ARRAY_SIZE(damon_sysfs_perf_event_kattrs) ==
-	      NR_DAMON_PERF_FIELDS);
-
-static struct attribute *damon_sysfs_perf_event_attrs[] = {
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_TYPE].attr,
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_CONFIG].attr,
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_CONFIG1].attr,
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_CONFIG2].attr,
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_FREQ].attr,
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_SAMPLE_FREQ].attr,
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_SAMPLE_PERIOD].attr,
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR].attr,
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_PRECISE_IP].attr,
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_EXCLUDE_KERNEL].attr,
-	&damon_sysfs_perf_event_kattrs[DAMON_PERF_FIELD_EXCLUDE_HV].attr,
-	NULL,
-};
+/* The files of the table, filled in at boot by damon_sysfs_perf_init(). */
+static struct attribute *
+damon_sysfs_perf_event_attrs[ARRAY_SIZE(damon_sysfs_perf_fields) + 1];
 ATTRIBUTE_GROUPS(damon_sysfs_perf_event);
 
 static void damon_sysfs_perf_event_release(struct kobject *kobj)
@@ -149,7 +222,7 @@ damon_sysfs_perf_events_add_dirs(struct damon_sysfs_perf_events *events, int nr)
 			damon_sysfs_perf_events_rm_dirs(events);
 			return -ENOMEM;
 		}
-		damon_perf_event_attr_init(&event->attr);
+		damon_sysfs_perf_event_attr_init(&event->attr);
 		err = kobject_init_and_add(&event->kobj,
 					   &damon_sysfs_perf_event_ktype,
 					   &events->kobj,
@@ -319,3 +392,19 @@ int damon_sysfs_sample_set_ctx(struct damon_ctx *ctx,
 	kfree(attrs);
 	return err;
 }
+
+static int __init damon_sysfs_perf_init(void)
+{
+	int i;
+
+	BUILD_BUG_ON(sizeof(bool) != sizeof(u8));
+	for (i = 0; i < ARRAY_SIZE(damon_sysfs_perf_fields); i++)
+		damon_sysfs_perf_event_attrs[i] =
+			&damon_sysfs_perf_fields[i].kattr.attr;
+	return 0;
+}
+
+/* before any DAMON sysfs directory can be made */
+core_initcall(damon_sysfs_perf_init);
+
+#include "tests/sysfs-perf-kunit.h"

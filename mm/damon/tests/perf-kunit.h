@@ -137,70 +137,6 @@ static void damon_perf_test_match(struct kunit *test)
 	damon_destroy_target(t);
 }
 
-static void damon_perf_test_field_store(struct kunit *test)
-{
-	struct damon_perf_event_attr a, before;
-	static const struct {
-		enum damon_perf_event_field field;
-		const char *buf;
-	} bad[] = {
-		{ DAMON_PERF_FIELD_TYPE, "" },
-		{ DAMON_PERF_FIELD_TYPE, "abc" },
-		{ DAMON_PERF_FIELD_TYPE, "-1" },
-		{ DAMON_PERF_FIELD_TYPE, "4294967296" },
-		{ DAMON_PERF_FIELD_CONFIG, "18446744073709551616" },
-		{ DAMON_PERF_FIELD_CONFIG, "1 2" },
-		{ DAMON_PERF_FIELD_FREQ, "2" },
-		{ DAMON_PERF_FIELD_FREQ, "yes" },
-		{ DAMON_PERF_FIELD_SAMPLE_PHYS_ADDR, "2" },
-		{ DAMON_PERF_FIELD_PRECISE_IP, "4" },
-		{ DAMON_PERF_FIELD_EXCLUDE_KERNEL, "-1" },
-		{ DAMON_PERF_FIELD_EXCLUDE_HV, "3" },
-		{ DAMON_PERF_FIELD_SAMPLE_PERIOD, "0x" },
-		{ NR_DAMON_PERF_FIELDS, "1" },
-	};
-	static const struct {
-		enum damon_perf_event_field field;
-		const char *buf;
-		u64 value;
-	} good[] = {
-		{ DAMON_PERF_FIELD_TYPE, "4294967295\n", U32_MAX },
-		{ DAMON_PERF_FIELD_CONFIG, "0x1cd", 0x1cd },
-		{ DAMON_PERF_FIELD_PRECISE_IP, "3", 3 },
-		{ DAMON_PERF_FIELD_EXCLUDE_KERNEL, "0", 0 },
-		{ DAMON_PERF_FIELD_SAMPLE_PERIOD, "18446744073709551615",
-		  U64_MAX },
-	};
-	int i;
-
-	damon_perf_event_attr_init(&a);
-	KUNIT_EXPECT_EQ(test, (u32)PERF_TYPE_SOFTWARE, a.type);
-	KUNIT_EXPECT_EQ(test, (u64)PERF_COUNT_SW_PAGE_FAULTS, a.config);
-	KUNIT_EXPECT_TRUE(test, a.exclude_kernel);
-
-	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		int err;
-
-		before = a;
-		err = damon_perf_field_store(&a, bad[i].field, bad[i].buf);
-		KUNIT_EXPECT_EQ_MSG(test, -EINVAL, err, "field %d, input '%s'",
-				    bad[i].field, bad[i].buf);
-		KUNIT_EXPECT_TRUE(test, damon_perf_event_attr_eq(&a, &before));
-	}
-
-	for (i = 0; i < ARRAY_SIZE(good); i++) {
-		enum damon_perf_event_field f = good[i].field;
-
-		KUNIT_EXPECT_EQ_MSG(test, 0,
-				    damon_perf_field_store(&a, f, good[i].buf),
-				    "field %d, input '%s'", f, good[i].buf);
-		KUNIT_EXPECT_EQ_MSG(test, good[i].value,
-				    damon_perf_field_show(&a, f),
-				    "field %d, input '%s'", f, good[i].buf);
-	}
-	KUNIT_EXPECT_FALSE(test, a.exclude_kernel);
-}
-
 /*
  * A PMU that takes one event per CPU at a time, like some hardware PMUs do,
  * and never samples.
@@ -236,14 +172,14 @@ static struct pmu damon_perf_test_pmu = {
 
 static struct damon_ctx *damon_perf_test_ctx(struct kunit *test, u32 type)
 {
-	struct damon_perf_event_attr attr;
+	struct damon_perf_event_attr attr = {
+		.type = type,
+		.sample_period = 1,
+	};
 	struct damon_ctx *ctx = damon_new_ctx();
 
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
 	ctx->ops.id = DAMON_OPS_VADDR;
-	damon_perf_event_attr_init(&attr);
-	attr.type = type;
-	attr.exclude_kernel = false;
 	KUNIT_ASSERT_EQ(test, 0, damon_set_perf_events(ctx, &attr, 1));
 	return ctx;
 }
@@ -297,7 +233,6 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_classify),
 	KUNIT_CASE(damon_perf_test_find_region),
 	KUNIT_CASE(damon_perf_test_match),
-	KUNIT_CASE(damon_perf_test_field_store),
 	KUNIT_CASE(damon_perf_test_exclusive_pmu),
 	{},
 };
