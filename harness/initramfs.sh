@@ -29,7 +29,7 @@ cc_static() {
 for c in "$TOP"/guest/src/*.c; do
 	cc_static "$(basename "$c" .c)" "$c"
 done
-cc_static hotcold "$TOP/tools/testing/selftests/damon/damon_perf_hotcold.c"
+cc_static hotcold "$SRC_DIR/tools/testing/selftests/damon/damon_perf_hotcold.c"
 cp "$TOP"/guest/tests/* "$root/opt/damon-perf/tests/"
 
 # The damon kselftests, installed from the applied tree the way a CI system

@@ -11,6 +11,11 @@ WORKLOAD_PID=
 # under TCG runs 5 to 10 times slower.  A deadline, never an expectation.
 POLL_SECONDS=${POLL_SECONDS:-300}
 
+# check and sysfs_write: one copy, the kselftest's, installed from the
+# applied series with the damon kselftests.
+# shellcheck source=/dev/null # the series' _damon_perf_common.sh
+. /opt/kselftest/damon/_damon_perf_common.sh
+
 pass() {
 	NR_PASS=$((NR_PASS + 1))
 	echo "[PASS] $*"
@@ -19,18 +24,6 @@ pass() {
 fail() {
 	NR_FAIL=$((NR_FAIL + 1))
 	echo "[FAIL] $*"
-}
-
-# check DESCRIPTION COMMAND...: pass if COMMAND succeeds.
-check() {
-	local desc=$1
-
-	shift
-	if "$@"; then
-		pass "$desc"
-	else
-		fail "$desc"
-	fi
 }
 
 # fails COMMAND...: true if COMMAND fails.
@@ -102,24 +95,6 @@ damon_setup_vaddr() {
 	echo 18446744073709551615 >"$ctx/schemes/0/access_pattern/sz/max"
 	echo 4294967295 >"$ctx/schemes/0/access_pattern/nr_accesses/max"
 	echo 4294967295 >"$ctx/schemes/0/access_pattern/age/max"
-}
-
-# sysfs_write VALUE FILE: write to a DAMON sysfs file, retrying while it is
-# busy (DAMON sysfs writes fail with EBUSY while a kdamond holds its lock).
-sysfs_write() {
-	local err
-
-	for _ in $(seq 50); do
-		if err=$({ echo "$1" >"$2"; } 2>&1); then
-			return 0
-		fi
-		case $err in
-		*busy*) sleep 0.1 ;;
-		*) break ;;
-		esac
-	done
-	echo "$err" >&2
-	return 1
 }
 
 damon_stop_all() {

@@ -13,6 +13,8 @@ set -euo pipefail
 DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=/dev/null # the kernel tree's kselftest/ktap_helpers.sh
 . "$DIR/../kselftest/ktap_helpers.sh"
+# shellcheck source=/dev/null # check and sysfs_write, listed in TEST_FILES
+. "$DIR/_damon_perf_common.sh"
 
 ADMIN=/sys/kernel/mm/damon/admin
 DEBUGFS=/sys/kernel/debug
@@ -138,18 +140,6 @@ skip() {
 	ktap_test_skip "$*"
 }
 
-# check DESCRIPTION COMMAND...
-check() {
-	local desc=$1
-
-	shift
-	if "$@"; then
-		pass "$desc"
-	else
-		fail "$desc"
-	fi
-}
-
 layer() {
 	echo
 	echo "--- $* ---"
@@ -172,24 +162,6 @@ finish() {
 skip_rest() {
 	skip "$*"
 	finish
-}
-
-# sysfs_write VALUE FILE: write to a DAMON sysfs file, retrying while it is busy
-# (DAMON sysfs writes fail with EBUSY while a kdamond holds its lock).
-sysfs_write() {
-	local err
-
-	for _ in $(seq 50); do
-		if err=$({ echo "$1" >"$2"; } 2>&1); then
-			return 0
-		fi
-		case $err in
-		*busy*) sleep 0.1 ;;
-		*) break ;;
-		esac
-	done
-	echo "$err" >&2
-	return 1
 }
 
 # Cleanup of everything this script set up, on every exit path.
