@@ -136,8 +136,29 @@ build_uml() {
 	ARCH=um build_clean "$@"
 }
 
+# The admin guide's required symbols plus CONFIG_DAMON_PERF_OBSERVE=y, on a
+# defconfig kernel, get the observability and its data path; mm/damon
+# builds without warnings.
+test_combo_spec() {
+	BASECONFIG=defconfig build_clean combo-spec mm/damon/ \
+		"$TOP/configs/combo-spec.config" || return 1
+	grep -E '^CONFIG_DAMON_PERF_(EVENTS|OBSERVE)=' "$OBJ_ROOT/combo-spec/.config"
+	grep -qx 'CONFIG_DAMON_PERF_EVENTS=y' "$OBJ_ROOT/combo-spec/.config" &&
+		[ -f "$OBJ_ROOT/combo-spec/mm/damon/perf_observe.o" ]
+}
+
 series_check() {
 	"$TOP/harness/series-check.sh" "$1"
+}
+
+# make demo succeeds and prints no error text, which a user would read as
+# a failure.
+test_demo() {
+	local out=$LOG_DIR/demo.out
+
+	"$TOP/harness/demo.sh" >"$out" 2>&1 || { tail -n 20 "$out"; return 1; }
+	grep -q 'overlaps hot range' "$out" &&
+		! grep -E 'rror: |write error|not permitted|No such file|not found' "$out"
 }
 
 # The observe symbols are in the =y vmlinux and none is in the =n one.
@@ -200,6 +221,7 @@ t smoke guest smoke
 t perf guest perf
 t observe guest observe
 t kselftest guest kselftest
+t demo test_demo
 
 # CONFIG_DAMON_PERF_OBSERVE=n: zero overhead, same data path.
 stage build-no-observe build_config no-observe "${TEST_FRAGMENTS[@]}" \
@@ -223,6 +245,7 @@ t combo-no-debugfs build_clean combo-no-debugfs vmlinux "${TEST_FRAGMENTS[@]}" \
 	"$C/combo-no-debugfs.config"
 t combo-no-perf-events build_uml combo-uml vmlinux \
 	"$C/combo-uml-no-perf-events.config"
+t combo-spec test_combo_spec
 
 # The mail-ready series and the kernel's own checks on it.
 stage series "$TOP/harness/series.sh"

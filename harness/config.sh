@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# config.sh NAME FRAGMENT...: make build/obj/NAME/.config from tinyconfig plus
+# config.sh NAME FRAGMENT...: make build/obj/NAME/.config from tinyconfig (or
+# $BASECONFIG, another make target such as defconfig) plus
 # the fragments, then fail if any symbol a fragment names did not end up with
 # the value it asked for (merge_config.sh only warns about those).
 set -euo pipefail
@@ -17,7 +18,7 @@ done
 mkdir -p "$obj"
 
 cd "$SRC_DIR"
-make -s O="$obj" tinyconfig >/dev/null
+make -s O="$obj" "${BASECONFIG:-tinyconfig}" >/dev/null
 scripts/kconfig/merge_config.sh -n -O "$obj" "$obj/.config" "${frags[@]}" \
 	>"$obj/merge_config.log" 2>&1 ||
 	{ cat "$obj/merge_config.log" >&2; die "merge_config.sh failed"; }

@@ -31,7 +31,7 @@ echo
 echo "=== 1. DAMON with page table Accessed-bit checks (stock 6.12) ==="
 echo on >"$(kdamond_dir 0)/state"
 found
-sysfs_write off "$(kdamond_dir 0)/state" ||
+sysfs_write off "$(kdamond_dir 0)/state" 2>/dev/null ||
 		test "$(cat "$(kdamond_dir 0)/state")" = off
 poll 60 test "$(cat "$(kdamond_dir 0)/pid")" = -1
 

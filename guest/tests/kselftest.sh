@@ -104,7 +104,8 @@ check "no kdamond left" no_kdamond_left
 echo "=== absent PMUs ==="
 run type9999 --pmu-type 9999
 check "--pmu-type 9999: exit status 4 ($RC)" test $RC -eq 4
-check "--pmu-type 9999: a clear reason" out_has type9999 'refused the perf event.*No such file or directory'
+check "--pmu-type 9999: a clear reason" out_has type9999 'no PMU of type 9999'
+check "--pmu-type 9999: no PMU passes as available" fails out_has type9999 '^\[PASS\] PMU'
 check "--pmu-type 9999: no kdamond left" no_kdamond_left
 run nosuch --pmu no_such_pmu
 check "--pmu no_such_pmu: exit status 4 ($RC)" test $RC -eq 4
@@ -125,6 +126,50 @@ check "an existing kdamond: a clear message" out_has guard 'already exist; not t
 check "the existing kdamond is untouched" \
 	test "$(cat "$(kdamond_dir 0)/contexts/0/targets/0/pid_target")" = $$
 damon_stop_all
+
+echo "=== a minimal root file system: no /dev/fd ==="
+mv /dev/fd /dev/fd.off
+run nofd --pmu software --period 1 --workload fault
+mv /dev/fd.off /dev/fd
+check "without /dev/fd: exit status 0 ($RC)" test $RC -eq 0
+check "without /dev/fd: no [FAIL]" fails out_has nofd '^\[FAIL\]'
+check "without /dev/fd: no complaint about it" fails out_has nofd '/dev/fd'
+
+echo "=== KTAP names, run from a folder of damon_perf_* files ==="
+RC=0
+(cd "$KSFT/damon" && "$T" --duration 5 --output /tmp/ktap.d --period 1 \
+	--workload fault) >/tmp/ktap.out 2>&1 || RC=$?
+check "exit status 0 ($RC)" test $RC -eq 0
+check "the KTAP name keeps its '*'" \
+	grep -qE '^ok [0-9]+ damon_perf_\* tracepoints exist$' /tmp/ktap.out
+
+echo "=== it leaves tracing and debugfs as it found them ==="
+T_DIR=/sys/kernel/tracing
+echo 1 >"$T_DIR/events/damon/damon_perf_drain/enable"
+echo 0 >"$T_DIR/tracing_on"
+echo 1408 >"$T_DIR/buffer_size_kb"
+echo 1 >"$T_DIR/tracing_on"
+echo damon-perf-marker >"$T_DIR/trace_marker"
+size_before=$(cat "$T_DIR/buffer_size_kb")
+umount /sys/kernel/debug
+run restore --pmu software --period 1 --workload fault
+check "exit status 0 ($RC)" test $RC -eq 0
+check "debugfs, which it mounted, is unmounted again" \
+	fails grep -q ' /sys/kernel/debug debugfs ' /proc/mounts
+mount -t debugfs debugfs /sys/kernel/debug
+check "the global trace buffer still holds what was there" \
+	grep -q damon-perf-marker "$T_DIR/trace"
+check "a global event switch that was on stays on" \
+	test "$(cat "$T_DIR/events/damon/damon_perf_drain/enable")" = 1
+check "one that was off stays off" \
+	test "$(cat "$T_DIR/events/damon/damon_perf_sample/enable")" = 0
+check "tracing_on is as it was" test "$(cat "$T_DIR/tracing_on")" = 1
+check "buffer_size_kb is as it was ($size_before)" \
+	test "$(cat "$T_DIR/buffer_size_kb")" = "$size_before"
+check "no tracing instance left" \
+	test -z "$(ls "$T_DIR/instances")"
+check "its own trace was kept" grep -q 'damon_perf_sample:' /tmp/restore.d/trace
+echo 0 >"$T_DIR/events/damon/damon_perf_drain/enable"
 
 echo "=== Ctrl-C ==="
 # job control, so that the background test does not ignore SIGINT

@@ -104,7 +104,8 @@ damon_stop_all() {
 		[ -d "$kd" ] || continue
 		# a kdamond whose targets are gone stops by itself (EPERM)
 		if [ "$(cat "$kd/state")" = on ]; then
-			sysfs_write off "$kd/state" || [ "$(cat "$kd/state")" = off ]
+			sysfs_write off "$kd/state" 2>/dev/null ||
+				[ "$(cat "$kd/state")" = off ]
 		fi
 	done
 	sysfs_write 0 "$DAMON_ADMIN/kdamonds/nr_kdamonds"

@@ -69,7 +69,10 @@ ring, drain, match and update (perf_stats counters).
   -h, --help          this help
 
 It refuses to run while any kdamond exists, and removes everything it set
-up on every exit path.
+up on every exit path.  It traces into a tracing instance of its own, so
+the global trace buffer, its size and the global event switches are left
+as they are; it unmounts debugfs again if it mounted it.  It needs no
+/dev/fd.
 EOF
 }
 
@@ -124,20 +127,29 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+# ktap COMMAND...: a ktap_helpers.sh call, with pathname expansion off:
+# they echo the test name unquoted, and a name such as "damon_perf_*
+# tracepoints" would turn into the files of the current directory.
+ktap() {
+	set -f
+	"$@"
+	set +f
+}
+
 # Output: [PASS]/[FAIL]/[SKIP] lines for people, KTAP lines for runners.
 pass() {
 	echo "[PASS] $*"
-	ktap_test_pass "$*"
+	ktap ktap_test_pass "$*"
 }
 
 fail() {
 	echo "[FAIL] $*"
-	ktap_test_fail "$*"
+	ktap ktap_test_fail "$*"
 }
 
 skip() {
 	echo "[SKIP] $*"
-	ktap_test_skip "$*"
+	ktap ktap_test_skip "$*"
 }
 
 layer() {
@@ -167,7 +179,8 @@ skip_rest() {
 # Cleanup of everything this script set up, on every exit path.
 created_kdamond=0
 workload_pid=
-enabled_events=()
+mounted_debugfs=0
+instance=
 
 # shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
@@ -176,7 +189,7 @@ cleanup() {
 	trap - EXIT INT TERM
 	if [ -n "$workload_pid" ]; then
 		# stress-ng and stress work in child processes
-		mapfile -t pids < <(descendants "$workload_pid")
+		mapfile -t pids <<<"$(descendants "$workload_pid")"
 		kill "${pids[@]}" "$workload_pid" 2>/dev/null || true
 		wait "$workload_pid" 2>/dev/null || true
 	fi
@@ -186,9 +199,15 @@ cleanup() {
 		fi
 		sysfs_write 0 "$ADMIN/kdamonds/nr_kdamonds" || true
 	fi
-	for e in "${enabled_events[@]}"; do
-		echo 0 >"$e" || true
-	done
+	if [ -n "$instance" ]; then
+		for e in "$instance"/events/damon/damon_perf_*/enable; do
+			echo 0 >"$e" 2>/dev/null || true
+		done
+		rmdir "$instance" 2>/dev/null || true
+	fi
+	if [ "$mounted_debugfs" = 1 ]; then
+		umount "$DEBUGFS" 2>/dev/null || true
+	fi
 }
 trap cleanup EXIT
 trap 'echo "# interrupted"; exit 130' INT TERM
@@ -230,7 +249,7 @@ max_state() {
 				max=$i
 			fi
 		done
-	done < <(sed -n 's/.*CPU[0-9]*: st=\([A-Z]*\).*/\1/p' <<<"$1")
+	done <<<"$(sed -n 's/.*CPU[0-9]*: st=\([A-Z]*\).*/\1/p' <<<"$1")"
 	echo "$max"
 }
 
@@ -334,8 +353,10 @@ if [ ! -d "$ADMIN" ]; then
 	skip_rest "CONFIG_DAMON_SYSFS=y (no $ADMIN)"
 fi
 pass "CONFIG_DAMON_SYSFS=y"
-grep -q " $DEBUGFS debugfs " /proc/mounts ||
-	mount -t debugfs none "$DEBUGFS" 2>/dev/null || true
+if ! grep -q " $DEBUGFS debugfs " /proc/mounts &&
+   mount -t debugfs none "$DEBUGFS" 2>/dev/null; then
+	mounted_debugfs=1
+fi
 tracing=$DEBUGFS/tracing
 [ -d /sys/kernel/tracing/events ] && tracing=/sys/kernel/tracing
 if [ ! -e "$PERF_STATS" ]; then
@@ -343,11 +364,12 @@ if [ ! -e "$PERF_STATS" ]; then
 fi
 pass "CONFIG_DAMON_PERF_OBSERVE=y"
 pass "debugfs perf_stats exists"
-if [ -d "$tracing/events/damon/damon_perf_sample" ]; then
+if [ -d "$tracing/events/damon/damon_perf_sample" ] &&
+   [ -d "$tracing/instances" ]; then
 	pass "damon_perf_* tracepoints exist"
 	have_trace=1
 else
-	skip "damon_perf_* tracepoints (no tracefs events)"
+	skip "damon_perf_* tracepoints (no tracefs with events and instances)"
 	have_trace=0
 fi
 
@@ -359,6 +381,9 @@ fi
 if [ -n "$pmu_type" ]; then
 	type=$pmu_type
 	pmu="type $pmu_type"
+	if ! grep -qx "$pmu_type" "$PMU_DEVICES"/*/type 2>/dev/null; then
+		skip_rest "no PMU of type $pmu_type under $PMU_DEVICES"
+	fi
 elif [ "$pmu" = software ]; then
 	type=1
 elif [ -r "$PMU_DEVICES/$pmu/type" ]; then
@@ -395,6 +420,9 @@ ev=$ctx/monitoring_attrs/sample/perf_events
 echo 1 >"$ADMIN/kdamonds/nr_kdamonds"
 created_kdamond=1
 echo 1 >"$kd/contexts/nr_contexts"
+if ! grep -qw vaddr "$ctx/avail_operations"; then
+	skip_rest "CONFIG_DAMON_VADDR=y (vaddr is not in avail_operations)"
+fi
 echo vaddr >"$ctx/operations"
 echo 1 >"$ctx/targets/nr_targets"
 echo "$target_pid" >"$ctx/targets/0/pid_target"
@@ -411,13 +439,19 @@ echo "# event: type=$type config=$config config1=$config1 freq=$freq" \
 	"period=$period sample_freq=$sample_freq precise_ip=$precise_ip" \
 	"exclude_kernel=$exclude_kernel" | tee -a "$outdir/run"
 
+# A tracing instance of our own: its buffer and event switches are ours.
 if [ "$have_trace" = 1 ]; then
-	for e in damon_perf_sample damon_perf_ring_overflow \
-		 damon_perf_report_missed damon_perf_drain; do
-		echo 1 >"$tracing/events/damon/$e/enable" &&
-			enabled_events+=("$tracing/events/damon/$e/enable")
-	done
-	echo >"$tracing/trace"
+	instance=$tracing/instances/damon_perf_obs_test.$$
+	if mkdir "$instance" 2>/dev/null; then
+		for e in damon_perf_sample damon_perf_ring_overflow \
+			 damon_perf_report_missed damon_perf_drain; do
+			echo 1 >"$instance/events/damon/$e/enable"
+		done
+	else
+		instance=
+		skip "a tracing instance of our own (mkdir failed)"
+		have_trace=0
+	fi
 fi
 
 dmesg >"$outdir/dmesg.before" 2>/dev/null || true
@@ -459,7 +493,7 @@ dmesg >"$outdir/dmesg.after" 2>/dev/null || true
 { diff "$outdir/dmesg.before" "$outdir/dmesg.after" || true; } |
 	sed -n 's/^> //p' >"$outdir/dmesg.delta"
 if [ "$have_trace" = 1 ]; then
-	cp "$tracing/trace" "$outdir/trace"
+	cp "$instance/trace" "$outdir/trace"
 fi
 
 layer "Layer 2-3: Enable & Run (via per-CPU state)"
