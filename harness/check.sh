@@ -221,6 +221,7 @@ t smoke guest smoke
 t perf guest perf
 t observe guest observe
 t kselftest guest kselftest
+t tools guest tools
 t demo test_demo
 
 # CONFIG_DAMON_PERF_OBSERVE=n: zero overhead, same data path.

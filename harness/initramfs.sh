@@ -76,6 +76,9 @@ copy_with_libs /usr/bin/make /usr/bin/make
 # tests put them on PATH where they test that choice.
 copy_with_libs /usr/bin/stress-ng /opt/stress/bin/stress-ng
 copy_with_libs /usr/bin/stress /opt/stress/bin/stress
+# Debian's perf and trace-cmd, the tools admins read tracepoints with.
+copy_with_libs /usr/bin/perf /usr/bin/perf
+copy_with_libs /usr/bin/trace-cmd /usr/bin/trace-cmd
 
 echo 'root:x:0:0:root:/root:/bin/bash' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"

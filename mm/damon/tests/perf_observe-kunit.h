@@ -93,7 +93,7 @@ static void damon_perf_obs_test_counters(struct kunit *test)
 
 	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, event);
-	KUNIT_ASSERT_NOT_NULL(test, rings);
+	KUNIT_ASSERT_TRUE(test, rings);
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
 
 	migrate_disable();
