@@ -57,8 +57,9 @@ enum damon_perf_miss {
 /*
  * Capacity of each per-CPU ring, in records.  A power of two, so that the
  * free-running positions wrap without a division.  1024 records of 16 bytes
- * are 16 KiB per possible CPU and context (on 64-bit), enough for about
- * 200,000 samples per second per CPU at the default 5 ms sampling interval.
+ * (12 on 32-bit) are one 16 KiB allocation per possible CPU and context,
+ * enough for about 200,000 samples per second per CPU at the default 5 ms
+ * sampling interval.
  */
 #define DAMON_PERF_RING_ORDER	10
 #define DAMON_PERF_RING_SIZE	BIT(DAMON_PERF_RING_ORDER)
