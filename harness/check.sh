@@ -83,6 +83,30 @@ test_config_rejects_unmet() {
 	grep -q 'CONFIG_DAMON_SYSFS wanted y, got n' <<<"$out"
 }
 
+# make apply keeps work that make export has not written: it refuses to
+# reset build/src holding an unexported commit or an uncommitted edit.
+test_apply_guards() {
+	local head ok=0
+
+	head=$(git -C "$SRC_DIR" rev-parse HEAD)
+	git -C "$SRC_DIR" -c user.name=check -c user.email=check@localhost \
+		commit -q --allow-empty -m "check: an unexported commit"
+	if "$TOP/harness/apply.sh"; then
+		echo "apply.sh dropped an unexported commit"
+		ok=1
+	fi
+	git -C "$SRC_DIR" reset -q --hard "$head"
+	echo "# an edit" >>"$SRC_DIR/mm/damon/perf.c"
+	if "$TOP/harness/apply.sh"; then
+		echo "apply.sh dropped an uncommitted edit"
+		ok=1
+	fi
+	git -C "$SRC_DIR" checkout -q -- mm/damon/perf.c
+	"$TOP/harness/apply.sh" || ok=1
+	[ "$(git -C "$SRC_DIR" rev-parse HEAD)" = "$head" ] || ok=1
+	return $ok
+}
+
 test_base_version() {
 	local v
 
@@ -211,6 +235,7 @@ guest() {
 t scan-log test_scan_log
 stage prepare "$TOP/harness/prepare.sh" test "${TEST_FRAGMENTS[@]}"
 t base-version test_base_version
+t apply-guards test_apply_guards
 t config-rejects-unmet test_config_rejects_unmet
 t boot-returns-guest-status expect_rc 7 "$TOP/harness/boot.sh" -n status -- 'exit 7'
 t boot-fails-on-warning expect_rc 125 "$TOP/harness/boot.sh" -n warning -- \
