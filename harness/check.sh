@@ -8,6 +8,7 @@ set -euo pipefail
 
 NR_PASS=0
 NR_FAIL=0
+NR_SKIP=0
 FAILED=()
 mkdir -p "$LOG_DIR"
 start=$SECONDS
@@ -18,19 +19,24 @@ report() {
 		echo "failed: ${FAILED[*]}"
 	fi
 	echo "check took $((SECONDS - start))s on base $(cat "$BUILD/base/VERSION" 2>/dev/null || echo '?')"
-	echo "$NR_PASS passed, $NR_FAIL failed"
+	echo "$NR_PASS passed, $NR_FAIL failed, $NR_SKIP skipped"
 }
 trap report EXIT
 
 # t NAME COMMAND...: one test; its output goes to build/logs/check-NAME.out
-# and is shown only when it fails.
+# and is shown only when it fails.  Exit status 4 is a skip, shown with
+# its reason; it is not a pass.
 t() {
-	local name=$1 out=$LOG_DIR/check-$1.out t0=$SECONDS
+	local name=$1 out=$LOG_DIR/check-$1.out t0=$SECONDS rc=0
 
 	shift
-	if "$@" >"$out" 2>&1; then
+	"$@" >"$out" 2>&1 || rc=$?
+	if [ $rc -eq 0 ]; then
 		NR_PASS=$((NR_PASS + 1))
 		echo "[PASS] $name ($((SECONDS - t0))s)"
+	elif [ $rc -eq 4 ]; then
+		NR_SKIP=$((NR_SKIP + 1))
+		echo "[SKIP] $name: $(grep -m 1 'SKIP' "$out" || echo 'exit status 4')"
 	else
 		NR_FAIL=$((NR_FAIL + 1))
 		FAILED+=("$name")
@@ -247,6 +253,7 @@ t perf guest perf
 t observe guest observe
 t kselftest guest kselftest
 t tools guest tools
+t damo guest damo
 t demo test_demo
 
 # CONFIG_DAMON_PERF_OBSERVE=n: zero overhead, same data path.

@@ -80,6 +80,29 @@ copy_with_libs /usr/bin/stress /opt/stress/bin/stress
 copy_with_libs /usr/bin/perf /usr/bin/perf
 copy_with_libs /usr/bin/trace-cmd /usr/bin/trace-cmd
 
+# damo, the DAMON user-space tool, from the snapshot beside the repository
+# (../shared/damo, or $DAMO_DIR), with Debian's python3 and the part of its
+# standard library damo can use.  Without the snapshot the damo test skips.
+damo=${DAMO_DIR:-$TOP/../shared/damo}
+if [ -f "$damo/src/damo.py" ]; then
+	copy_with_libs /usr/bin/python3.11 /usr/bin/python3
+	py=/usr/lib/python3.11
+	mkdir -p "$root$py"
+	(cd "$py" && find . \( -name test -o -name tests -o -name __pycache__ \
+		-o -name idlelib -o -name tkinter -o -name turtledemo \
+		-o -name ensurepip -o -name lib2to3 -o -name 'site-packages' \
+		-o -name 'dist-packages' -o -name 'config-3.11-*' \) -prune -o \
+		-print | cpio -pdm --quiet "$root$py")
+	for so in "$py"/lib-dynload/*.so; do
+		for lib in $(ldd "$so" | grep -o '/[^ ]*'); do
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	done
+	mkdir -p "$root/opt/damo"
+	cp -r "$damo/src" "$root/opt/damo/"
+fi
+
 echo 'root:x:0:0:root:/root:/bin/bash' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"
 

@@ -232,9 +232,60 @@ case_two_kdamonds() {
 	reset
 }
 
+# write_errno FILE VALUE: syswrite's answer, retried while DAMON sysfs is
+# busy.
+write_errno() {
+	local r
+
+	for _ in $(seq 50); do
+		r=$("$BIN/syswrite" "$1" "$2") || true
+		[ "$r" = EBUSY ] || break
+		sleep 0.1
+	done
+	echo "$r"
+}
+
+# sample/primitives/ and sample/filters/, as tools for mainline's sample
+# control expect them, with what this kernel does not have refused.
+case_sample_control() {
+	local s
+
+	echo 1 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
+	damon_setup_vaddr 0 $$
+	s=$(kdamond_dir 0)/contexts/0/monitoring_attrs/sample
+	check "primitives/page_table reads Y by default" \
+		test "$(cat "$s/primitives/page_table")" = Y
+	check "primitives/page_fault reads N" \
+		test "$(cat "$s/primitives/page_fault")" = N
+	check "filters/nr_filters reads 0" test "$(cat "$s/filters/nr_filters")" = 0
+	check "page_fault N is taken" expect_errno OK "$s/primitives/page_fault" N
+	check "page_fault Y gets EOPNOTSUPP" \
+		expect_errno EOPNOTSUPP "$s/primitives/page_fault" Y
+	check "nr_filters 0 is taken" expect_errno OK "$s/filters/nr_filters" 0
+	check "nr_filters 1 gets EOPNOTSUPP" \
+		expect_errno EOPNOTSUPP "$s/filters/nr_filters" 1
+	check "nr_filters -1 gets EINVAL" expect_errno EINVAL "$s/filters/nr_filters" -1
+	check "page_table 2 gets EINVAL" expect_errno EINVAL "$s/primitives/page_table" 2
+	check "page_table is still Y" test "$(cat "$s/primitives/page_table")" = Y
+	check "page_table N is taken" expect_errno OK "$s/primitives/page_table" N
+	check "N with no perf event: on gets EINVAL" \
+		expect_errno EINVAL "$(kdamond_dir 0)/state" on
+	check "and no kdamond runs" test "$(cat "$(kdamond_dir 0)/state")" = off
+	damon_set_perf 0 "${PF[@]}"
+	check "N with a perf event: on works" \
+		expect_errno OK "$(kdamond_dir 0)/state" on
+	sysfs_write 0 "$(perf_dir 0)/nr_perf_events"
+	check "committing page_table N and no perf event gets EINVAL" \
+		test "$(write_errno "$(kdamond_dir 0)/state" commit)" = EINVAL
+	check "the kdamond keeps running" \
+		test "$(cat "$(kdamond_dir 0)/state")" = on
+	damon_stop_all
+}
+
 case_sysfs_layout
 case_bad_values
 case_refused_starts
+case_sample_control
 case_page_faults_find_hot
 case_commit
 case_cpu_clock

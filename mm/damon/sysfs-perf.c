@@ -287,11 +287,132 @@ static const struct kobj_type damon_sysfs_perf_events_ktype = {
 };
 
 /*
+ * primitives directory: the access check primitives, under the names that
+ * mainline's sample/primitives/ gives them, for the tools that use those.
+ * page_table is the page table Accessed bit check, Y by default; perf
+ * events, when a context has any, replace it.  page_fault, mainline's page
+ * fault sampling primitive, is not in this kernel and can only be N.
+ */
+
+struct damon_sysfs_primitives {
+	struct kobject kobj;
+	bool page_table;
+};
+
+static ssize_t page_table_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	struct damon_sysfs_primitives *primitives = container_of(kobj,
+			struct damon_sysfs_primitives, kobj);
+
+	return sysfs_emit(buf, "%c\n", primitives->page_table ? 'Y' : 'N');
+}
+
+static ssize_t page_table_store(struct kobject *kobj,
+				struct kobj_attribute *attr,
+				const char *buf, size_t count)
+{
+	struct damon_sysfs_primitives *primitives = container_of(kobj,
+			struct damon_sysfs_primitives, kobj);
+	bool enable;
+
+	if (kstrtobool(buf, &enable))
+		return -EINVAL;
+	primitives->page_table = enable;
+	return count;
+}
+
+static ssize_t page_fault_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "N\n");
+}
+
+static ssize_t page_fault_store(struct kobject *kobj,
+				struct kobj_attribute *attr,
+				const char *buf, size_t count)
+{
+	bool enable;
+
+	if (kstrtobool(buf, &enable))
+		return -EINVAL;
+	return enable ? -EOPNOTSUPP : count;
+}
+
+static void damon_sysfs_primitives_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct damon_sysfs_primitives, kobj));
+}
+
+static struct kobj_attribute damon_sysfs_primitives_page_table_attr =
+		__ATTR_RW_MODE(page_table, 0600);
+
+static struct kobj_attribute damon_sysfs_primitives_page_fault_attr =
+		__ATTR_RW_MODE(page_fault, 0600);
+
+static struct attribute *damon_sysfs_primitives_attrs[] = {
+	&damon_sysfs_primitives_page_table_attr.attr,
+	&damon_sysfs_primitives_page_fault_attr.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(damon_sysfs_primitives);
+
+static const struct kobj_type damon_sysfs_primitives_ktype = {
+	.release = damon_sysfs_primitives_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = damon_sysfs_primitives_groups,
+};
+
+/*
+ * filters directory: mainline's sample filters, of which this kernel has
+ * none; nr_filters can only be 0.
+ */
+
+static ssize_t nr_filters_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "0\n");
+}
+
+static ssize_t nr_filters_store(struct kobject *kobj,
+				struct kobj_attribute *attr,
+				const char *buf, size_t count)
+{
+	int nr;
+
+	if (kstrtoint(buf, 0, &nr) || nr < 0)
+		return -EINVAL;
+	return nr ? -EOPNOTSUPP : count;
+}
+
+static void damon_sysfs_sample_filters_release(struct kobject *kobj)
+{
+	kfree(kobj);
+}
+
+static struct kobj_attribute damon_sysfs_sample_filters_nr_attr =
+		__ATTR_RW_MODE(nr_filters, 0600);
+
+static struct attribute *damon_sysfs_sample_filters_attrs[] = {
+	&damon_sysfs_sample_filters_nr_attr.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(damon_sysfs_sample_filters);
+
+static const struct kobj_type damon_sysfs_sample_filters_ktype = {
+	.release = damon_sysfs_sample_filters_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = damon_sysfs_sample_filters_groups,
+};
+
+/*
  * sample directory
  */
 
 struct damon_sysfs_sample {
 	struct kobject kobj;
+	struct damon_sysfs_primitives *primitives;
+	struct kobject *filters;
 	struct damon_sysfs_perf_events *perf_events;
 };
 
@@ -345,8 +466,37 @@ struct damon_sysfs_sample *damon_sysfs_sample_add(struct kobject *parent)
 		goto put_sample;
 	}
 	sample->perf_events = events;
+
+	sample->primitives = kzalloc(sizeof(*sample->primitives), GFP_KERNEL);
+	if (!sample->primitives) {
+		err = -ENOMEM;
+		goto rm_events;
+	}
+	sample->primitives->page_table = true;
+	err = kobject_init_and_add(&sample->primitives->kobj,
+				   &damon_sysfs_primitives_ktype,
+				   &sample->kobj, "primitives");
+	if (err)
+		goto put_primitives;
+
+	sample->filters = kzalloc(sizeof(*sample->filters), GFP_KERNEL);
+	if (!sample->filters) {
+		err = -ENOMEM;
+		goto put_primitives;
+	}
+	err = kobject_init_and_add(sample->filters,
+				   &damon_sysfs_sample_filters_ktype,
+				   &sample->kobj, "filters");
+	if (err)
+		goto put_filters;
 	return sample;
 
+put_filters:
+	kobject_put(sample->filters);
+put_primitives:
+	kobject_put(&sample->primitives->kobj);
+rm_events:
+	kobject_put(&events->kobj);
 put_sample:
 	kobject_put(&sample->kobj);
 	return ERR_PTR(err);
@@ -362,6 +512,8 @@ void damon_sysfs_sample_rm(struct damon_sysfs_sample *sample)
 		return;
 	damon_sysfs_perf_events_rm_dirs(sample->perf_events);
 	kobject_put(&sample->perf_events->kobj);
+	kobject_put(&sample->primitives->kobj);
+	kobject_put(sample->filters);
 	kobject_put(&sample->kobj);
 }
 
@@ -370,7 +522,11 @@ void damon_sysfs_sample_rm(struct damon_sysfs_sample *sample)
  * @ctx:	The context being built.
  * @sample:	The directory, or NULL.
  *
- * Return: 0 on success, negative error code otherwise.
+ * Perf events, if there are any, are the context's access check; else the
+ * page table Accessed bits are, which primitives/page_table must allow.
+ *
+ * Return: 0 on success, -EINVAL if neither is on, or another negative error
+ * code.
  */
 int damon_sysfs_sample_set_ctx(struct damon_ctx *ctx,
 			       struct damon_sysfs_sample *sample)
@@ -379,8 +535,13 @@ int damon_sysfs_sample_set_ctx(struct damon_ctx *ctx,
 	struct damon_perf_event_attr *attrs;
 	int i, err;
 
-	if (!sample || !sample->perf_events->nr)
+	if (!sample)
 		return damon_set_perf_events(ctx, NULL, 0);
+	if (!sample->perf_events->nr) {
+		if (!sample->primitives->page_table)
+			return -EINVAL;
+		return damon_set_perf_events(ctx, NULL, 0);
+	}
 
 	events = sample->perf_events;
 	attrs = kcalloc(events->nr, sizeof(*attrs), GFP_KERNEL);
