@@ -29,6 +29,16 @@ kdamond_state() {
 	cat "$(kdamond_dir 0)/state" 2>/dev/null || echo none
 }
 
+# stop_checked NAME: damo stop, which must exit 0 and leave no kdamond on.
+stop_checked() {
+	local rc=0
+
+	damo stop >"/tmp/$1.out" 2>&1 || rc=$?
+	cat "/tmp/$1.out"
+	check "damo stop exits 0 ($rc)" test $rc -eq 0
+	check "no kdamond runs after damo stop" fails test "$(kdamond_state)" = on
+}
+
 echo "damo $(damo version 2>&1 | head -n 1)"
 start_workload -m fault -H 4 -C 32 -s 0
 
@@ -40,11 +50,7 @@ check "damo start exits 0 ($rc)" test $rc -eq 0
 check "its kdamond runs" test "$(kdamond_state)" = on
 check "damo report access shows regions" poll "$POLL_SECONDS" report stock
 head -n 12 /tmp/stock.out || true
-rc=0
-damo stop >/tmp/damo-stop.out 2>&1 || rc=$?
-cat /tmp/damo-stop.out
-check "damo stop exits 0 ($rc)" test $rc -eq 0
-check "no kdamond runs after damo stop" fails test "$(kdamond_state)" = on
+stop_checked damo-stop
 damon_stop_all
 
 echo "=== perf event mode, set up through sysfs ==="
@@ -57,9 +63,5 @@ check "damo report access shows the perf-mode kdamond's regions" \
 head -n 12 /tmp/perf.out || true
 check "the kdamond still samples perf events" \
 	test "$(cat "$(perf_dir 0)/nr_perf_events")" = 1
-rc=0
-damo stop >/tmp/damo-stop2.out 2>&1 || rc=$?
-cat /tmp/damo-stop2.out
-check "damo stop exits 0 ($rc)" test $rc -eq 0
-check "no kdamond runs after damo stop" fails test "$(kdamond_state)" = on
+stop_checked damo-stop2
 finish
