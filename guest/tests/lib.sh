@@ -188,11 +188,17 @@ damon_set_perf() {
 	done
 }
 
-# expect_errno ERRNO FILE VALUE: writing VALUE to FILE fails with ERRNO.
+# expect_errno ERRNO FILE VALUE: writing VALUE to FILE fails with ERRNO (or
+# succeeds, for OK), once DAMON sysfs is not busy.
 expect_errno() {
 	local got
 
-	got=$("$BIN/syswrite" "$2" "$3") && true
+	# DAMON sysfs answers EBUSY while a kdamond holds its lock: try again
+	for _ in $(seq 50); do
+		got=$("$BIN/syswrite" "$2" "$3") && true
+		[ "$got" = EBUSY ] || break
+		sleep 0.1
+	done
 	if [ "$got" = "$1" ]; then
 		return 0
 	fi

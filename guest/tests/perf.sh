@@ -232,19 +232,6 @@ case_two_kdamonds() {
 	reset
 }
 
-# write_errno FILE VALUE: syswrite's answer, retried while DAMON sysfs is
-# busy.
-write_errno() {
-	local r
-
-	for _ in $(seq 50); do
-		r=$("$BIN/syswrite" "$1" "$2") || true
-		[ "$r" = EBUSY ] || break
-		sleep 0.1
-	done
-	echo "$r"
-}
-
 # sample/primitives/ and sample/filters/, as tools for mainline's sample
 # control expect them, with what this kernel does not have refused.
 case_sample_control() {
@@ -276,7 +263,7 @@ case_sample_control() {
 		expect_errno OK "$(kdamond_dir 0)/state" on
 	sysfs_write 0 "$(perf_dir 0)/nr_perf_events"
 	check "committing page_table N and no perf event gets EINVAL" \
-		test "$(write_errno "$(kdamond_dir 0)/state" commit)" = EINVAL
+		expect_errno EINVAL "$(kdamond_dir 0)/state" commit
 	check "the kdamond keeps running" \
 		test "$(cat "$(kdamond_dir 0)/state")" = on
 	damon_stop_all
