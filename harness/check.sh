@@ -264,6 +264,16 @@ t no-observe-data-path test_no_observe_data_path
 t no-observe-files guest no-observe no-observe
 t no-observe-perf guest perf no-observe
 
+# Kernels that lack what the kselftest needs: it skips and says why.
+stage build-paddr-only build_config paddr-only "${TEST_FRAGMENTS[@]}" \
+	"$TOP/configs/paddr-only.config"
+t kselftest-paddr-only "$TOP/harness/boot.sh" -k paddr-only -n kselftest-paddr-only -- \
+	/opt/damon-perf/tests/kselftest-skip.sh "'vaddr is not in avail_operations'"
+stage build-no-tracing build_config no-tracing "${TEST_FRAGMENTS[@]}" \
+	"$TOP/configs/no-tracing.config"
+t kselftest-no-tracing "$TOP/harness/boot.sh" -k no-tracing -n kselftest-no-tracing -- \
+	/opt/damon-perf/tests/kselftest-skip.sh "'CONFIG_DAMON_PERF_OBSERVE=y (no'"
+
 # KASAN, lockdep, atomic-sleep checks and kmemleak.
 stage build-debug build_config debug "${TEST_FRAGMENTS[@]}" \
 	"$TOP/configs/debug.config"
