@@ -58,6 +58,8 @@ struct damon_perf_target {
  * @rings:	Per-CPU rings, one for each possible CPU.
  * @phys:	Whether the context monitors the physical address space.
  * @enabled:	Whether events of newly onlined CPUs should be enabled.
+ * @paused:	Whether sampling is paused while the watermarks deactivate
+ *		the context.
  * @starting:	Whether the first round of event creation is running.
  * @targets:	The drain's view of the targets, @nr_targets of them.
  * @regions:	The drain's view of every target's regions, in order.
@@ -78,6 +80,7 @@ struct damon_perf {
 	struct damon_perf_ring __percpu *rings;
 	bool phys;
 	bool enabled;
+	bool paused;
 	bool starting;
 	struct damon_perf_target *targets;
 	unsigned int nr_targets;
@@ -149,6 +152,14 @@ static void damon_perf_to_perf_attr(const struct damon_perf_event_attr *e,
 	a->exclude_kernel = e->exclude_kernel;
 	a->exclude_hv = e->exclude_hv;
 	a->disabled = 1;
+	/*
+	 * A kernel counter has no buffer, so a record that a PMU driver sends
+	 * to perf_event_output() instead of perf_event_overflow() is lost.
+	 * The x86 driver does that with all but the last record of each PEBS
+	 * interrupt unless freq or wakeup_events is set (large PEBS); one
+	 * wakeup per sample keeps every record on the overflow path.
+	 */
+	a->wakeup_events = 1;
 	a->sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
 	if (phys || e->sample_phys_addr)
 		a->sample_type |= PERF_SAMPLE_PHYS_ADDR;
@@ -209,6 +220,14 @@ static int damon_perf_build_attrs(struct damon_ctx *ctx,
 		if (e->freq ? !e->sample_freq : !e->sample_period) {
 			pr_warn("perf event %u: %s is 0, so the event would never sample\n",
 				i, e->freq ? "sample_freq" : "sample_period");
+			return -EINVAL;
+		}
+		/* as perf_event_open() checks it */
+		if (e->freq &&
+		    e->sample_freq > READ_ONCE(sysctl_perf_event_sample_rate)) {
+			pr_warn("perf event %u: sample_freq %llu is above kernel.perf_event_max_sample_rate (%d)\n",
+				i, e->sample_freq,
+				READ_ONCE(sysctl_perf_event_sample_rate));
 			return -EINVAL;
 		}
 
@@ -288,13 +307,18 @@ static void damon_perf_overflow(struct perf_event *event,
 				struct pt_regs *regs)
 {
 	struct damon_perf *perf = event->overflow_handler_context;
-	bool want_phys = event->attr.sample_type & PERF_SAMPLE_PHYS_ADDR;
 	enum damon_perf_sample_reason reason = DAMON_PERF_SAMPLE_NULL;
 	u64 pmu_flags = 0, addr = 0, paddr = 0;
+	bool want_phys;
 
 	/* damon_perf_validate()'s trial events are never enabled */
 	if (unlikely(!perf))
 		return;
+	/*
+	 * The context's address space decides, not what perf was asked for:
+	 * a virtual address space context may ask for physical addresses too.
+	 */
+	want_phys = perf->phys;
 	if (data) {
 		pmu_flags = data->sample_flags;
 		if (pmu_flags & PERF_SAMPLE_ADDR)
@@ -563,6 +587,72 @@ static struct perf_event **damon_perf_event_slot(struct damon_perf *perf,
 	return &perf->events[cpu * perf->nr_events + idx];
 }
 
+/*
+ * Refuse the event @event, the context's event @idx, if its PMU is one of
+ * the tracing PMUs, which count kernel events and give no data address.
+ * Their type numbers, but for the tracepoint one, are assigned at boot, so
+ * the PMU is known only once the event exists.
+ */
+static struct perf_event *damon_perf_check_pmu(struct perf_event *event,
+					       unsigned int idx)
+{
+	static const char * const no_addr[] = {
+		"tracepoint", "kprobe", "uprobe",
+	};
+	const char *name = event->pmu->name;
+	unsigned int i;
+
+	for (i = 0; name && i < ARRAY_SIZE(no_addr); i++) {
+		if (strcmp(name, no_addr[i]))
+			continue;
+		pr_warn("perf event %u (type %u): the %s PMU gives no data addresses\n",
+			idx, event->attr.type, name);
+		perf_event_release_kernel(event);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	return event;
+}
+
+/*
+ * Create the event @attr, the context's event @idx, on @cpu, for @perf (NULL
+ * for a trial).  PMUs that cannot exclude privilege levels
+ * (PERF_PMU_CAP_NO_EXCLUDE, such as AMD IBS) refuse any exclude flag with
+ * -EINVAL, and exclude_kernel is set by default: such an event is tried again
+ * without the flags, and @attr keeps what worked, for the other CPUs.  In a
+ * virtual address space context, the samples of kernel addresses that this
+ * lets in are then dropped as such.
+ */
+static struct perf_event *damon_perf_create_event(struct perf_event_attr *attr,
+						  unsigned int idx,
+						  unsigned int cpu,
+						  struct damon_perf *perf)
+{
+	struct perf_event_attr all;
+	struct perf_event *event;
+
+	event = perf_event_create_kernel_counter(attr, cpu, NULL,
+						 damon_perf_overflow, perf);
+	if (!IS_ERR(event))
+		return damon_perf_check_pmu(event, idx);
+	if (PTR_ERR(event) != -EINVAL ||
+	    !(attr->exclude_kernel || attr->exclude_hv))
+		return event;
+	all = *attr;
+	all.exclude_kernel = 0;
+	all.exclude_hv = 0;
+	event = perf_event_create_kernel_counter(&all, cpu, NULL,
+						 damon_perf_overflow, perf);
+	if (IS_ERR(event))
+		return ERR_PTR(-EINVAL);
+	event = damon_perf_check_pmu(event, idx);
+	if (IS_ERR(event))
+		return event;
+	pr_info("perf event %u (type %u config %#llx): the PMU cannot exclude kernel or hypervisor samples, so it samples them too\n",
+		idx, attr->type, attr->config);
+	*attr = all;
+	return event;
+}
+
 /* Release the events of @cpu; they go back to UNINIT. */
 static void damon_perf_release_cpu(struct damon_perf *perf, unsigned int cpu)
 {
@@ -597,26 +687,31 @@ static int damon_perf_bind(struct perf_event *event, unsigned int cpu)
  */
 static int damon_perf_create_cpu(struct damon_perf *perf, unsigned int cpu)
 {
-	struct perf_event **slot;
-	unsigned int i;
+	struct perf_event *event;
+	unsigned int i, nr = 0;
 	int err = 0;
 
 	for (i = 0; i < perf->nr_events; i++) {
-		slot = damon_perf_event_slot(perf, cpu, i);
-		*slot = perf_event_create_kernel_counter(&perf->attrs[i], cpu,
-							 NULL,
-							 damon_perf_overflow,
-							 perf);
-		if (IS_ERR(*slot)) {
-			err = PTR_ERR(*slot);
-			*slot = NULL;
+		event = damon_perf_create_event(&perf->attrs[i], i, cpu, perf);
+		if (IS_ERR(event)) {
+			err = PTR_ERR(event);
+			/* a PMU that does not cover @cpu, as on hybrid CPUs */
+			if (err == -ENOENT)
+				continue;
 			goto fail;
 		}
+		*damon_perf_event_slot(perf, cpu, i) = event;
+		nr++;
+	}
+	if (!nr) {
+		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_NOPMU);
+		return 0;
 	}
 	damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_CREATED);
 
 	for (i = 0; i < perf->nr_events; i++) {
-		err = damon_perf_bind(*damon_perf_event_slot(perf, cpu, i), cpu);
+		event = *damon_perf_event_slot(perf, cpu, i);
+		err = event ? damon_perf_bind(event, cpu) : 0;
 		if (err)
 			goto fail;
 	}
@@ -646,6 +741,24 @@ static void damon_perf_enable_cpu(struct damon_perf *perf, unsigned int cpu)
 	}
 	if (any)
 		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_ENABLED);
+}
+
+/* Event disable, on @cpu, for a pause.  Called with the hotplug lock held. */
+static void damon_perf_disable_cpu(struct damon_perf *perf, unsigned int cpu)
+{
+	unsigned int i;
+	bool any = false;
+
+	for (i = 0; i < perf->nr_events; i++) {
+		struct perf_event *event = *damon_perf_event_slot(perf, cpu, i);
+
+		if (!event)
+			continue;
+		perf_event_disable(event);
+		any = true;
+	}
+	if (any)
+		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_BOUND);
 }
 
 /*
@@ -711,6 +824,86 @@ fail:
 	return NULL;
 }
 
+/*
+ * Each event must exist on at least one CPU: a PMU that covers only some
+ * CPUs (hybrid CPUs) is used where it exists, but a PMU that covers none of
+ * the online CPUs fails the start.
+ */
+static int damon_perf_check_covered(struct damon_perf *perf)
+{
+	unsigned int i, cpu;
+	bool covered;
+
+	cpus_read_lock();
+	for (i = 0; i < perf->nr_events; i++) {
+		covered = false;
+		for_each_online_cpu(cpu) {
+			if (*damon_perf_event_slot(perf, cpu, i)) {
+				covered = true;
+				break;
+			}
+		}
+		if (!covered)
+			break;
+	}
+	cpus_read_unlock();
+	if (i == perf->nr_events)
+		return 0;
+	pr_warn("perf event %u (type %u config %#llx): no PMU of this type covers an online CPU (-%d)\n",
+		i, perf->attrs[i].type, perf->attrs[i].config, ENOENT);
+	return -ENOENT;
+}
+
+/*
+ * Release the events of @perf, whose PMU of one event covers no online CPU,
+ * and show the CPUs as ERROR: perf refused that event everywhere.
+ */
+static void damon_perf_uncovered(struct damon_perf *perf)
+{
+	unsigned int cpu;
+
+	cpuhp_state_remove_instance(damon_perf_hp_state, &perf->node);
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_ERROR);
+	cpus_read_unlock();
+}
+
+/*
+ * Create, disabled, every perf event of @ctx on every online CPU, and the
+ * rings, without installing them in @ctx.
+ */
+static struct damon_perf *damon_perf_create(struct damon_ctx *ctx)
+{
+	struct damon_perf *perf;
+	int err;
+
+	if (damon_perf_hp_state == CPUHP_INVALID)
+		return ERR_PTR(-ENODEV);
+	perf = damon_perf_alloc(ctx);
+	if (!perf)
+		return ERR_PTR(-ENOMEM);
+	err = damon_perf_build_attrs(ctx, perf->attrs);
+	if (err)
+		goto fail;
+
+	perf->starting = true;
+	err = cpuhp_state_add_instance(damon_perf_hp_state, &perf->node);
+	perf->starting = false;
+	if (!err) {
+		err = damon_perf_check_covered(perf);
+		if (err)
+			damon_perf_uncovered(perf);
+	}
+	if (err)
+		goto fail;
+	return perf;
+
+fail:
+	damon_perf_free(perf);
+	return ERR_PTR(err);
+}
+
 /**
  * damon_perf_start() - Create the perf events of a context about to start.
  * @ctx:	The context.
@@ -725,35 +918,16 @@ fail:
 int damon_perf_start(struct damon_ctx *ctx)
 {
 	struct damon_perf *perf;
-	int err;
 
 	if (!damon_perf_mode(ctx))
 		return 0;
 	if (ctx->perf)
 		return -EBUSY;
-	if (damon_perf_hp_state == CPUHP_INVALID)
-		return -ENODEV;
-
-	perf = damon_perf_alloc(ctx);
-	if (!perf)
-		return -ENOMEM;
-	err = damon_perf_build_attrs(ctx, perf->attrs);
-	if (err)
-		goto fail;
-
+	perf = damon_perf_create(ctx);
+	if (IS_ERR(perf))
+		return PTR_ERR(perf);
 	WRITE_ONCE(ctx->perf, perf);
-	perf->starting = true;
-	err = cpuhp_state_add_instance(damon_perf_hp_state, &perf->node);
-	perf->starting = false;
-	if (err) {
-		WRITE_ONCE(ctx->perf, NULL);
-		goto fail;
-	}
 	return 0;
-
-fail:
-	damon_perf_free(perf);
-	return err;
 }
 
 /**
@@ -778,6 +952,56 @@ void damon_perf_enable(struct damon_ctx *ctx)
 	mutex_lock(&damon_perf_consumers_lock);
 	list_add_tail_rcu(&perf->list, &damon_perf_consumers);
 	mutex_unlock(&damon_perf_consumers_lock);
+}
+
+/**
+ * damon_perf_pause() - Pause sampling while a context is deactivated.
+ * @ctx:	The context, deactivated by the watermarks of its schemes.
+ *
+ * Called by the kdamond when its watermarks deactivate it.  Disables the
+ * events of @ctx and stops taking access reports, and accounts for what is
+ * in the rings, so that nothing sampled before or during the pause counts
+ * as an access when the context is active again.  Does nothing if sampling
+ * is paused or not enabled.
+ */
+void damon_perf_pause(struct damon_ctx *ctx)
+{
+	struct damon_perf *perf = ctx->perf;
+	unsigned int cpu;
+
+	if (!perf || !perf->enabled)
+		return;
+	mutex_lock(&damon_perf_consumers_lock);
+	list_del_rcu(&perf->list);
+	mutex_unlock(&damon_perf_consumers_lock);
+	cpus_read_lock();
+	perf->enabled = false;
+	for_each_online_cpu(cpu)
+		damon_perf_disable_cpu(perf, cpu);
+	cpus_read_unlock();
+	perf->paused = true;
+	/* wait for damon_report_access() callers still pushing */
+	synchronize_rcu();
+	/* out of the list now: damon_perf_enable() adds it again */
+	INIT_LIST_HEAD(&perf->list);
+	damon_perf_drain(perf);
+}
+
+/**
+ * damon_perf_resume() - Resume sampling when a context is active again.
+ * @ctx:	The context.
+ *
+ * Called by the kdamond when its watermarks activate it.  Does nothing if
+ * sampling is not paused.
+ */
+void damon_perf_resume(struct damon_ctx *ctx)
+{
+	struct damon_perf *perf = ctx->perf;
+
+	if (!perf || !perf->paused)
+		return;
+	perf->paused = false;
+	damon_perf_enable(ctx);
 }
 
 /**
@@ -847,20 +1071,51 @@ int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running)
 	if (!attrs)
 		return -ENOMEM;
 	err = damon_perf_build_attrs(ctx, attrs);
-	cpu = get_cpu();
-	put_cpu();
 	for (i = 0; !err && i < ctx->nr_perf_events; i++) {
-		event = perf_event_create_kernel_counter(&attrs[i], cpu, NULL,
-							 damon_perf_overflow,
-							 NULL);
-		if (IS_ERR(event)) {
-			err = PTR_ERR(event);
-			damon_perf_log_refusal(&attrs[i], i, cpu, err);
-		} else {
-			perf_event_release_kernel(event);
+		/* a PMU of a hybrid CPU covers only some CPUs: find one */
+		err = -ENOENT;
+		cpu = 0;
+		for_each_online_cpu(cpu) {
+			event = damon_perf_create_event(&attrs[i], i, cpu, NULL);
+			err = PTR_ERR_OR_ZERO(event);
+			if (!err)
+				perf_event_release_kernel(event);
+			if (err != -ENOENT)
+				break;
 		}
+		if (err)
+			damon_perf_log_refusal(&attrs[i], i, cpu, err);
 	}
 	kfree(attrs);
+	return err;
+}
+
+/*
+ * Put back the perf events @dst had before a commit whose new events could
+ * not be created (@err), and its sampling if it had to let it go.
+ */
+static int damon_perf_commit_undo(struct damon_ctx *dst,
+				  struct damon_perf_event_attr *old_events,
+				  unsigned int old_nr, int err)
+{
+	kfree(dst->perf_events);
+	dst->perf_events = old_events;
+	dst->nr_perf_events = old_nr;
+	/* old events of another address space cannot go on */
+	if (dst->perf && dst->perf->phys != damon_perf_wants_phys(dst)) {
+		pr_warn("commit: the new perf events cannot be used (%d), nor the old ones with the new operations\n",
+			err);
+		damon_perf_stop(dst);
+		return err;
+	}
+	pr_warn("commit: the new perf events cannot be used (%d); the old ones are kept\n",
+		err);
+	if (dst->perf)
+		return 0;
+	/* they were released for the new ones: take them back */
+	err = damon_perf_start(dst);
+	if (!err)
+		damon_perf_enable(dst);
 	return err;
 }
 
@@ -869,11 +1124,14 @@ int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running)
  * @dst:	The context to change; running, if it is, in this kdamond.
  * @src:	The context to take the perf events from.
  *
- * If @dst is running and what perf is to be given changes, its old events
- * are released and the new ones created and enabled, from the calling
- * kdamond.
+ * If @dst is running and what perf is to be given changes, the new events
+ * are created, from the calling kdamond, before the old ones are released,
+ * so that if perf refuses the new ones @dst keeps sampling with the old
+ * ones.  Only a PMU that takes one user at a time (-EBUSY) makes the old
+ * events go first; they are created again if the new ones fail.
  *
- * Return: 0 on success, negative error code otherwise.
+ * Return: 0 on success, or if the old events were kept; a negative error
+ * code if @dst cannot go on sampling.
  */
 int damon_perf_commit(struct damon_ctx *dst, struct damon_ctx *src)
 {
@@ -881,17 +1139,36 @@ int damon_perf_commit(struct damon_ctx *dst, struct damon_ctx *src)
 	/* the operations, which damon_commit_ctx() set already, may change */
 	bool same = damon_perf_events_eq(dst, src) &&
 		(!dst->perf || dst->perf->phys == damon_perf_wants_phys(dst));
+	struct damon_perf_event_attr *old_events = dst->perf_events;
+	unsigned int old_nr = dst->nr_perf_events;
+	struct damon_perf *perf = NULL;
 	int err;
 
-	err = damon_set_perf_events(dst, src->perf_events, src->nr_perf_events);
-	if (err || !running || same)
-		return err;
+	if (!running || same)
+		return damon_set_perf_events(dst, src->perf_events,
+					     src->nr_perf_events);
 
-	damon_perf_stop(dst);
-	err = damon_perf_start(dst);
+	dst->perf_events = NULL;
+	dst->nr_perf_events = 0;
+	err = damon_set_perf_events(dst, src->perf_events, src->nr_perf_events);
 	if (err)
-		return err;
-	damon_perf_enable(dst);
+		return damon_perf_commit_undo(dst, old_events, old_nr, err);
+	if (damon_perf_mode(dst)) {
+		perf = damon_perf_create(dst);
+		if (IS_ERR(perf) && PTR_ERR(perf) == -EBUSY && dst->perf) {
+			damon_perf_stop(dst);
+			perf = damon_perf_create(dst);
+		}
+		if (IS_ERR(perf))
+			return damon_perf_commit_undo(dst, old_events, old_nr,
+						      PTR_ERR(perf));
+	}
+	damon_perf_stop(dst);
+	if (perf) {
+		WRITE_ONCE(dst->perf, perf);
+		damon_perf_enable(dst);
+	}
+	kfree(old_events);
 	return 0;
 }
 

@@ -14,6 +14,8 @@
 int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running);
 int damon_perf_start(struct damon_ctx *ctx);
 void damon_perf_enable(struct damon_ctx *ctx);
+void damon_perf_pause(struct damon_ctx *ctx);
+void damon_perf_resume(struct damon_ctx *ctx);
 unsigned int damon_perf_check_accesses(struct damon_ctx *ctx);
 void damon_perf_stop(struct damon_ctx *ctx);
 int damon_perf_commit(struct damon_ctx *dst, struct damon_ctx *src);
@@ -47,6 +49,14 @@ static inline int damon_perf_start(struct damon_ctx *ctx)
 }
 
 static inline void damon_perf_enable(struct damon_ctx *ctx)
+{
+}
+
+static inline void damon_perf_pause(struct damon_ctx *ctx)
+{
+}
+
+static inline void damon_perf_resume(struct damon_ctx *ctx)
 {
 }
 

@@ -350,21 +350,24 @@ static const char * const damon_perf_st_names[NR_DAMON_PERF_STS] = {
 	[DAMON_PERF_ST_ENABLED] = "ENABLED",
 	[DAMON_PERF_ST_RUNNING] = "RUNNING",
 	[DAMON_PERF_ST_ERROR] = "ERROR",
+	[DAMON_PERF_ST_NOPMU] = "NOPMU",
 };
 
 /* The states each state may go to. */
 static const unsigned int damon_perf_st_next[NR_DAMON_PERF_STS] = {
 	[DAMON_PERF_ST_UNINIT] = BIT(DAMON_PERF_ST_CREATED) |
-		BIT(DAMON_PERF_ST_ERROR),
+		BIT(DAMON_PERF_ST_ERROR) | BIT(DAMON_PERF_ST_NOPMU),
 	[DAMON_PERF_ST_CREATED] = BIT(DAMON_PERF_ST_BOUND) |
 		BIT(DAMON_PERF_ST_ERROR) | BIT(DAMON_PERF_ST_UNINIT),
 	[DAMON_PERF_ST_BOUND] = BIT(DAMON_PERF_ST_ENABLED) |
 		BIT(DAMON_PERF_ST_UNINIT),
 	[DAMON_PERF_ST_ENABLED] = BIT(DAMON_PERF_ST_RUNNING) |
+		BIT(DAMON_PERF_ST_BOUND) | BIT(DAMON_PERF_ST_UNINIT),
+	[DAMON_PERF_ST_RUNNING] = BIT(DAMON_PERF_ST_BOUND) |
 		BIT(DAMON_PERF_ST_UNINIT),
-	[DAMON_PERF_ST_RUNNING] = BIT(DAMON_PERF_ST_UNINIT),
 	[DAMON_PERF_ST_ERROR] = BIT(DAMON_PERF_ST_CREATED) |
 		BIT(DAMON_PERF_ST_UNINIT),
+	[DAMON_PERF_ST_NOPMU] = BIT(DAMON_PERF_ST_UNINIT),
 };
 
 static bool damon_perf_st_legal(enum damon_perf_cpu_state from,
@@ -380,10 +383,16 @@ static bool damon_perf_st_live(enum damon_perf_cpu_state state)
 	return state >= DAMON_PERF_ST_CREATED && state <= DAMON_PERF_ST_RUNNING;
 }
 
+/* Whether event sets in a state are counted per CPU. */
+static bool damon_perf_st_counted(enum damon_perf_cpu_state state)
+{
+	return damon_perf_st_live(state) || state == DAMON_PERF_ST_NOPMU;
+}
+
 /*
  * What perf_stats shows for @cpu: ERROR if perf refused an event there
  * since the last successful create, else the most advanced state of a live
- * event set, else UNINIT.
+ * event set, else NOPMU if a context's PMUs do not cover it, else UNINIT.
  */
 static enum damon_perf_cpu_state damon_perf_cpu_state(unsigned int cpu)
 {
@@ -396,6 +405,8 @@ static enum damon_perf_cpu_state damon_perf_cpu_state(unsigned int cpu)
 		if (atomic_read(&c->nr_in_state[st]) > 0)
 			return st;
 	}
+	if (atomic_read(&c->nr_in_state[DAMON_PERF_ST_NOPMU]) > 0)
+		return DAMON_PERF_ST_NOPMU;
 	return DAMON_PERF_ST_UNINIT;
 }
 
@@ -406,9 +417,9 @@ static void damon_perf_obs_moved(unsigned int cpu,
 {
 	struct damon_perf_obs_cpu *c = per_cpu_ptr(&damon_perf_obs_cpus, cpu);
 
-	if (damon_perf_st_live(from))
+	if (damon_perf_st_counted(from))
 		atomic_dec(&c->nr_in_state[from]);
-	if (damon_perf_st_live(to))
+	if (damon_perf_st_counted(to))
 		atomic_inc(&c->nr_in_state[to]);
 	if (to == DAMON_PERF_ST_ERROR)
 		WRITE_ONCE(c->error, true);
@@ -496,8 +507,9 @@ void damon_perf_obs_exit(struct damon_perf_obs *obs)
  * @cpu:	The CPU whose events made the step.
  * @state:	The state they reached.
  *
- * Steps are create (CREATED), bind (BOUND), enable (ENABLED), release
- * (UNINIT) and refusal (ERROR); RUNNING is reached by the first sample, in
+ * Steps are create (CREATED), bind and disable (BOUND), enable (ENABLED), release
+ * (UNINIT), refusal (ERROR) and a CPU that no PMU of the events covers
+ * (NOPMU); RUNNING is reached by the first sample, in
  * damon_perf_obs_sample().  An illegal step is refused and counted.
  */
 void damon_perf_obs_state(struct damon_perf_obs *obs, unsigned int cpu,

@@ -94,6 +94,9 @@ unsigned int damon_perf_ring_consume(struct damon_perf_ring __percpu *rings,
  * @DAMON_PERF_ST_ENABLED:	perf_event_enable() was called.
  * @DAMON_PERF_ST_RUNNING:	A sample arrived after enabling.
  * @DAMON_PERF_ST_ERROR:	perf refused an event on the CPU.
+ * @DAMON_PERF_ST_NOPMU:	No PMU of the events covers the CPU (a hybrid
+ *				CPU's PMU that covers other CPUs): it is left
+ *				out.
  * @NR_DAMON_PERF_STS:		Number of states.
  */
 enum damon_perf_cpu_state {
@@ -103,6 +106,7 @@ enum damon_perf_cpu_state {
 	DAMON_PERF_ST_ENABLED,
 	DAMON_PERF_ST_RUNNING,
 	DAMON_PERF_ST_ERROR,
+	DAMON_PERF_ST_NOPMU,
 	NR_DAMON_PERF_STS,
 };
 

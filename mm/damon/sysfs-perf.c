@@ -67,7 +67,8 @@ static struct damon_sysfs_perf_field damon_sysfs_perf_fields[] = {
 	DAMON_SYSFS_PERF_FIELD(config2, U64_MAX, 0),
 	DAMON_SYSFS_PERF_FIELD(freq, 1, 0),
 	DAMON_SYSFS_PERF_FIELD(sample_freq, U64_MAX, 100),
-	DAMON_SYSFS_PERF_FIELD(sample_period, U64_MAX, 4096),
+	/* perf_event_open() refuses a period with bit 63 set */
+	DAMON_SYSFS_PERF_FIELD(sample_period, S64_MAX, 4096),
 	DAMON_SYSFS_PERF_FIELD(sample_phys_addr, 1, 0),
 	DAMON_SYSFS_PERF_FIELD(precise_ip, 3, 0),
 	DAMON_SYSFS_PERF_FIELD(exclude_kernel, 1, 1),

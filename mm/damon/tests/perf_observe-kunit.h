@@ -37,9 +37,18 @@ static void damon_perf_obs_test_states(struct kunit *test)
 
 	/* illegal changes are refused, counted, and change nothing */
 	illegal = atomic64_read(&damon_perf_obs_illegal);
-	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_BOUND);
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ENABLED);
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_CREATED);
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ERROR);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, obs.state[cpu]);
+	KUNIT_EXPECT_EQ(test, illegal + 3,
+			atomic64_read(&damon_perf_obs_illegal));
+
+	/* a pause (watermarks) disables the events, and enabling resumes */
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_BOUND);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_BOUND, damon_perf_cpu_state(cpu));
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ENABLED);
+	damon_perf_obs_run(&obs, cpu);
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, obs.state[cpu]);
 	KUNIT_EXPECT_EQ(test, illegal + 3,
 			atomic64_read(&damon_perf_obs_illegal));
@@ -72,6 +81,24 @@ static void damon_perf_obs_test_states(struct kunit *test)
 	damon_perf_obs_run(&obs, cpu);
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, obs.state[cpu]);
 	KUNIT_EXPECT_EQ(test, illegal, atomic64_read(&damon_perf_obs_illegal));
+	damon_perf_obs_exit(&other);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, damon_perf_cpu_state(cpu));
+
+	/*
+	 * a CPU no PMU of a context covers shows NOPMU, below any live
+	 * state; it only goes back to UNINIT
+	 */
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&other));
+	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_NOPMU);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_NOPMU, damon_perf_cpu_state(cpu));
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_CREATED);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_CREATED, damon_perf_cpu_state(cpu));
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_UNINIT);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_NOPMU, damon_perf_cpu_state(cpu));
+	illegal = atomic64_read(&damon_perf_obs_illegal);
+	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_CREATED);
+	KUNIT_EXPECT_EQ(test, illegal + 1,
+			atomic64_read(&damon_perf_obs_illegal));
 	damon_perf_obs_exit(&other);
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, damon_perf_cpu_state(cpu));
 	damon_perf_obs_exit(&obs);

@@ -67,6 +67,7 @@ static void damon_sysfs_perf_test_parse(struct kunit *test)
 		{ "exclude_kernel", "-1" },
 		{ "exclude_hv", "3" },
 		{ "sample_period", "0x" },
+		{ "sample_period", "9223372036854775808" },
 	};
 	static const struct {
 		const char *name;
@@ -79,7 +80,7 @@ static void damon_sysfs_perf_test_parse(struct kunit *test)
 		{ "freq", "1", 1 },
 		{ "precise_ip", "3", 3 },
 		{ "exclude_kernel", "0", 0 },
-		{ "sample_period", "18446744073709551615", U64_MAX },
+		{ "sample_period", "9223372036854775807", S64_MAX },
 	};
 	const struct damon_sysfs_perf_field *f;
 	int i;
@@ -123,7 +124,7 @@ static void damon_sysfs_perf_test_parse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, U32_MAX, a->type);
 	KUNIT_EXPECT_TRUE(test, a->freq);
 	KUNIT_EXPECT_FALSE(test, a->exclude_kernel);
-	KUNIT_EXPECT_EQ(test, U64_MAX, a->sample_period);
+	KUNIT_EXPECT_EQ(test, (u64)S64_MAX, a->sample_period);
 }
 
 static struct kunit_case damon_sysfs_perf_test_cases[] = {

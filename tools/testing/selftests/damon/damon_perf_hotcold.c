@@ -12,7 +12,11 @@
  *	hot <start> <end>
  *	cold <start> <end>
  *	pid <pid>
+ *	cur <address>
  * (hexadecimal addresses, end exclusive), then runs for the given time.
+ * The last line gives the address of a variable that holds the address of
+ * the page being accessed: a test PMU reads it to sample what this process
+ * really touches.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,6 +29,9 @@
 #include <unistd.h>
 
 #define MB (1024UL * 1024UL)
+
+/* The address being accessed now; stored atomically, so never elided. */
+static unsigned long cur;
 
 static double now(void)
 {
@@ -122,10 +129,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	fprintf(out, "hot %lx %lx\ncold %lx %lx\npid %d\n",
+	__atomic_store_n(&cur, (unsigned long)hot, __ATOMIC_RELAXED);
+	fprintf(out, "hot %lx %lx\ncold %lx %lx\npid %d\ncur %lx\n",
 		(unsigned long)hot, (unsigned long)hot + hot_mb * MB,
 		(unsigned long)cold, (unsigned long)cold + cold_mb * MB,
-		getpid());
+		getpid(), (unsigned long)&cur);
 	fflush(out);
 	if (out != stdout && (fclose(out) || rename(tmp, info))) {
 		fprintf(stderr, "%s: %s\n", info, strerror(errno));
@@ -135,8 +143,11 @@ int main(int argc, char **argv)
 	pages = hot_mb * MB / page;
 	end = now() + seconds;
 	while (!seconds || now() < end) {
-		for (i = 0; i < pages; i++)
+		for (i = 0; i < pages; i++) {
+			__atomic_store_n(&cur, (unsigned long)&hot[i * page],
+					 __ATOMIC_RELAXED);
 			hot[i * page] += 1;
+		}
 		if (fault && madvise(hot, hot_mb * MB, MADV_DONTNEED)) {
 			perror("madvise");
 			return 1;

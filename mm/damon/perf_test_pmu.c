@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A test PMU for DAMON's perf event access checks.
+ *
+ * Machines without sampling hardware (virtual machines, CI) cannot run the
+ * paths that AMD IBS, Intel PEBS and hybrid CPUs take through the perf core.
+ * This PMU drives the same perf core entry points the way those drivers do,
+ * from an hrtimer per event:
+ *
+ * - it delivers samples in task context (through task_work, on the way back
+ *   to user space), in softirq or hardirq context, or in a real NMI, sent
+ *   by the hrtimer to its own CPU and taken by an NMI handler, as the x86
+ *   PMI handler does (x86 only);
+ * - the address of a sample is what the interrupted task really touches:
+ *   the value of a variable in the workload (config1) when the workload
+ *   (config2) is interrupted, or else the user stack pointer of a user task
+ *   and a kernel address for a kernel thread;
+ * - it fills data_src, and, like IBS, may fill the physical address itself;
+ * - like Intel's large PEBS, it may batch records, sending all but the last
+ *   of each interrupt to perf_event_output(), if the event's attributes let
+ *   the x86 driver pick large PEBS;
+ * - besides "damon_test", it registers "damon_test_ibs", which has
+ *   PERF_PMU_CAP_NO_EXCLUDE like the IBS PMUs, and "damon_test_hybrid",
+ *   which covers only the first half of the CPUs, like a hybrid PMU.
+ *
+ * The period is in nanoseconds (sample_period), or sample_freq samples per
+ * second.  What the PMUs made and how they delivered it is counted in
+ * /sys/kernel/debug/damon_test_pmu/stats.  Writing N to .../pass lets N more
+ * events be created and then refuses every one with -EBUSY, as a PMU that
+ * someone else took would, until -1 is written.  It is a test module: do
+ * not build it into a production kernel.
+ */
+
+#define pr_fmt(fmt) "damon-test-pmu: " fmt
+
+#include <linux/bitfield.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/hrtimer.h>
+#include <linux/init.h>
+#include <linux/mm.h>
+#include <linux/perf_event.h>
+#include <linux/sched/task_stack.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/task_work.h>
+#include <linux/uaccess.h>
+
+#include <asm/irq_regs.h>
+#ifdef CONFIG_X86_LOCAL_APIC
+#include <asm/apic.h>
+#include <asm/nmi.h>
+#define DAMON_TEST_PMU_HAS_NMI	1
+#else
+#define DAMON_TEST_PMU_HAS_NMI	0
+#endif
+
+/* Where samples are delivered: the values of the damon_perf_sample field. */
+enum damon_test_pmu_deliver {
+	DAMON_TEST_PMU_TASK,
+	DAMON_TEST_PMU_SOFTIRQ,
+	DAMON_TEST_PMU_HARDIRQ,
+	DAMON_TEST_PMU_NMI,
+};
+
+#define DAMON_TEST_PMU_DELIVER_MASK	GENMASK_ULL(1, 0)
+#define DAMON_TEST_PMU_BATCH_MASK	GENMASK_ULL(15, 8)
+#define DAMON_TEST_PMU_PHYS		BIT_ULL(16)
+#define DAMON_TEST_PMU_STORE		BIT_ULL(17)
+#define DAMON_TEST_PMU_MIX		BIT_ULL(18)
+#define DAMON_TEST_PMU_ONLY_TARGET	BIT_ULL(19)
+
+/* Shortest period, in nanoseconds. */
+#define DAMON_TEST_PMU_MIN_PERIOD	10000ULL
+
+/* Events of this PMU that can be active on one CPU at a time. */
+#define DAMON_TEST_PMU_SLOTS		8
+
+/*
+ * struct damon_test_event - State of one event.
+ * @event:	The event.
+ * @timer:	Fires once per period.
+ * @period:	The period, in nanoseconds.
+ * @deliver:	&enum damon_test_pmu_deliver.
+ * @batch:	Records per interrupt.
+ * @large:	Whether records are batched like large PEBS.
+ * @stopped:	Whether the event is stopped; written with interrupts off on
+ *		the event's CPU, or in its NMI.
+ * @delivering: Whether samples are being delivered: perf may stop and start
+ *		the event from perf_event_overflow(), in NMI context, where the
+ *		timer cannot be touched.
+ * @nmi_pending: Whether an NMI is to deliver a sample of this event.
+ * @seq:	Number of the next record, for the mix of sample kinds.
+ */
+struct damon_test_event {
+	struct perf_event *event;
+	struct hrtimer timer;
+	u64 period;
+	unsigned int deliver;
+	unsigned int batch;
+	bool large;
+	bool stopped;
+	bool delivering;
+	bool nmi_pending;
+	unsigned int seq;
+};
+
+/*
+ * struct damon_test_pmu_cpu - Per-CPU state.
+ * @slots:	Events of the test PMUs active on the CPU.
+ * @nmi_sent:	NMIs sent by the CPU to itself and not yet taken; changed
+ *		with this_cpu operations, which an NMI cannot split.
+ * @work:	task_work of a sample to be delivered in task context.
+ * @work_event: Event of @work.
+ * @work_cpu:	CPU that queued @work.
+ * @work_queued: Whether @work is queued.
+ */
+struct damon_test_pmu_cpu {
+	struct damon_test_event *slots[DAMON_TEST_PMU_SLOTS];
+	unsigned long nmi_sent;
+	struct callback_head work;
+	struct damon_test_event *work_event;
+	unsigned int work_cpu;
+	unsigned int work_queued;
+};
+
+static DEFINE_PER_CPU(struct damon_test_pmu_cpu, damon_test_pmu_cpu);
+
+/* What the PMUs made, and how it went; per CPU, summed when read. */
+enum damon_test_pmu_stat {
+	DAMON_TEST_PMU_INTERRUPTS,
+	DAMON_TEST_PMU_RECORDS,
+	DAMON_TEST_PMU_OVERFLOW_CALLS,
+	DAMON_TEST_PMU_OUTPUT_CALLS,
+	DAMON_TEST_PMU_THROTTLED,
+	DAMON_TEST_PMU_NO_TASK_WORK,
+	DAMON_TEST_PMU_NR_STATS,
+};
+
+static const char * const damon_test_pmu_stat_names[] = {
+	"interrupts", "records", "overflow_calls", "output_calls",
+	"throttled", "no_task_work",
+};
+
+static DEFINE_PER_CPU(unsigned long[DAMON_TEST_PMU_NR_STATS],
+		      damon_test_pmu_stats);
+
+static void damon_test_pmu_count(enum damon_test_pmu_stat stat)
+{
+	/* this_cpu_inc() is a single instruction on x86, NMI-safe */
+	this_cpu_inc(damon_test_pmu_stats[stat]);
+}
+
+/*
+ * struct damon_test_pmu - One of the test PMUs.
+ * @pmu:	The PMU.
+ * @name:	Its name.
+ * @cpus:	CPUs it covers.
+ */
+struct damon_test_pmu {
+	struct pmu pmu;
+	const char *name;
+	cpumask_t cpus;
+};
+
+static struct damon_test_pmu damon_test_pmus[3];
+
+/* Events still to be let through before refusing them; -1 for all. */
+static atomic_t damon_test_pmu_pass = ATOMIC_INIT(-1);
+
+static struct damon_test_pmu *to_damon_test_pmu(struct pmu *pmu)
+{
+	return container_of(pmu, struct damon_test_pmu, pmu);
+}
+
+/*
+ * Making samples
+ */
+
+/* The physical address of @addr, looked up the way perf core does. */
+static u64 damon_test_pmu_phys(u64 addr)
+{
+	struct page *page;
+	u64 phys = 0;
+
+	if (addr >= TASK_SIZE) {
+		if (virt_addr_valid((void *)(uintptr_t)addr))
+			phys = virt_to_phys((void *)(uintptr_t)addr);
+		return phys;
+	}
+	if (!current->mm)
+		return 0;
+	pagefault_disable();
+	if (get_user_page_fast_only(addr, 0, &page)) {
+		phys = page_to_phys(page) + offset_in_page(addr);
+		put_page(page);
+	}
+	pagefault_enable();
+	return phys;
+}
+
+/*
+ * The address of a sample taken now, or 0 if there is none to take: the
+ * value of the workload's variable if it is the workload that runs, else
+ * the user stack pointer of a user task, else a kernel address.
+ */
+static u64 damon_test_pmu_addr(struct perf_event *event)
+{
+	u64 cfg = event->attr.config;
+	void __user *var = u64_to_user_ptr(event->attr.config1);
+	pid_t target = event->attr.config2;
+	bool user = current->mm && !(current->flags & PF_KTHREAD);
+	u64 addr;
+
+	if (user && target && task_tgid_nr(current) == target && var) {
+		if (copy_from_user_nmi(&addr, var, sizeof(addr)))
+			return 0;
+		return addr;
+	}
+	if (cfg & DAMON_TEST_PMU_ONLY_TARGET)
+		return 0;
+	if (user)
+		return user_stack_pointer(task_pt_regs(current));
+	return (u64)(uintptr_t)current;
+}
+
+/*
+ * Deliver one interrupt's records of @te with @regs, as a PMU interrupt
+ * handler does.  Returns whether perf throttled the event.
+ */
+static bool damon_test_pmu_deliver(struct damon_test_event *te,
+				   struct pt_regs *regs)
+{
+	struct perf_event *event = te->event;
+	u64 cfg = event->attr.config;
+	struct perf_sample_data data;
+	unsigned int i;
+	u64 addr;
+
+	damon_test_pmu_count(DAMON_TEST_PMU_INTERRUPTS);
+	addr = damon_test_pmu_addr(event);
+	if (!addr && (cfg & DAMON_TEST_PMU_ONLY_TARGET))
+		return false;
+	te->delivering = true;
+	for (i = 0; i < te->batch; i++) {
+		bool no_addr = (cfg & DAMON_TEST_PMU_MIX) && !(te->seq++ % 4);
+
+		perf_sample_data_init(&data, 0, event->hw.last_period);
+		if (addr && !no_addr) {
+			data.addr = addr;
+			data.sample_flags |= PERF_SAMPLE_ADDR;
+		}
+		data.data_src.val = PERF_MEM_S(LVL, HIT) | PERF_MEM_S(LVL, L1);
+		data.data_src.val |= cfg & DAMON_TEST_PMU_STORE ?
+			PERF_MEM_S(OP, STORE) : PERF_MEM_S(OP, LOAD);
+		data.sample_flags |= PERF_SAMPLE_DATA_SRC;
+		/* like IBS; without it, perf_prepare_sample() looks it up */
+		if ((cfg & DAMON_TEST_PMU_PHYS) && !no_addr &&
+		    (event->attr.sample_type & PERF_SAMPLE_PHYS_ADDR)) {
+			data.phys_addr = damon_test_pmu_phys(addr);
+			data.sample_flags |= PERF_SAMPLE_PHYS_ADDR;
+		}
+		damon_test_pmu_count(DAMON_TEST_PMU_RECORDS);
+		/* large PEBS: all but the last record go to the buffer */
+		if (te->large && i < te->batch - 1) {
+			damon_test_pmu_count(DAMON_TEST_PMU_OUTPUT_CALLS);
+			perf_event_output(event, &data, regs);
+			continue;
+		}
+		damon_test_pmu_count(DAMON_TEST_PMU_OVERFLOW_CALLS);
+		if (perf_event_overflow(event, &data, regs)) {
+			damon_test_pmu_count(DAMON_TEST_PMU_THROTTLED);
+			te->delivering = false;
+			return true;
+		}
+	}
+	te->delivering = false;
+	return false;
+}
+
+/*
+ * Task context: the sample is taken on the way back to user space of the
+ * task the timer interrupted, if it is still on the CPU of the event.
+ */
+static void damon_test_pmu_task_work(struct callback_head *work)
+{
+	struct damon_test_pmu_cpu *pc =
+		container_of(work, struct damon_test_pmu_cpu, work);
+	struct damon_test_event *te = READ_ONCE(pc->work_event);
+	unsigned int i, cpu = READ_ONCE(pc->work_cpu);
+	unsigned long flags;
+
+	/*
+	 * Release: the reads above happen before the timer may queue @work
+	 * again; pairs with the cmpxchg() in damon_test_pmu_queue_task_work().
+	 */
+	smp_store_release(&pc->work_queued, 0);
+	local_irq_save(flags);
+	/* del() runs with interrupts off on the event's CPU: @te is stable */
+	if (smp_processor_id() == cpu) {
+		for (i = 0; i < DAMON_TEST_PMU_SLOTS; i++) {
+			if (pc->slots[i] == te && !te->stopped) {
+				damon_test_pmu_deliver(te, task_pt_regs(current));
+				break;
+			}
+		}
+	}
+	local_irq_restore(flags);
+}
+
+static void damon_test_pmu_queue_task_work(struct damon_test_event *te)
+{
+	struct damon_test_pmu_cpu *pc = this_cpu_ptr(&damon_test_pmu_cpu);
+
+	if (!current->mm || (current->flags & PF_KTHREAD) ||
+	    cmpxchg(&pc->work_queued, 0, 1)) {
+		damon_test_pmu_count(DAMON_TEST_PMU_NO_TASK_WORK);
+		return;
+	}
+	pc->work_event = te;
+	pc->work_cpu = smp_processor_id();
+	init_task_work(&pc->work, damon_test_pmu_task_work);
+	if (task_work_add(current, &pc->work, TWA_RESUME)) {
+		/* nothing of @work was read: no ordering needed */
+		WRITE_ONCE(pc->work_queued, 0);
+		damon_test_pmu_count(DAMON_TEST_PMU_NO_TASK_WORK);
+	}
+}
+
+#if DAMON_TEST_PMU_HAS_NMI
+/*
+ * The NMI handler: like the x86 PMI handler, it hands the samples of the
+ * events whose NMI is pending to perf_event_overflow().  It claims only the
+ * NMIs its CPU sent itself.
+ */
+static int damon_test_pmu_nmi(unsigned int cmd, struct pt_regs *regs)
+{
+	struct damon_test_pmu_cpu *pc = this_cpu_ptr(&damon_test_pmu_cpu);
+	struct damon_test_event *te;
+	unsigned int i;
+
+	if (!this_cpu_read(damon_test_pmu_cpu.nmi_sent))
+		return NMI_DONE;
+	/* one NMI claimed; it serves every pending event */
+	this_cpu_dec(damon_test_pmu_cpu.nmi_sent);
+	for (i = 0; i < DAMON_TEST_PMU_SLOTS; i++) {
+		te = READ_ONCE(pc->slots[i]);
+		if (!te || !READ_ONCE(te->nmi_pending))
+			continue;
+		WRITE_ONCE(te->nmi_pending, false);
+		/* the hrtimer sees it and stops; start() rearms it */
+		if (damon_test_pmu_deliver(te, regs))
+			WRITE_ONCE(te->stopped, true);
+	}
+	return NMI_HANDLED;
+}
+
+static void damon_test_pmu_send_nmi(struct damon_test_event *te)
+{
+	/*
+	 * Same CPU: the NMI handler runs after these stores, in program
+	 * order; WRITE_ONCE() and this_cpu_inc() keep the compiler from
+	 * moving them past the IPI.
+	 */
+	WRITE_ONCE(te->nmi_pending, true);
+	this_cpu_inc(damon_test_pmu_cpu.nmi_sent);
+	__apic_send_IPI(smp_processor_id(), NMI_VECTOR);
+}
+#else
+static void damon_test_pmu_send_nmi(struct damon_test_event *te)
+{
+}
+#endif
+
+static enum hrtimer_restart damon_test_pmu_timer(struct hrtimer *timer)
+{
+	struct damon_test_event *te =
+		container_of(timer, struct damon_test_event, timer);
+	enum hrtimer_restart ret = HRTIMER_RESTART;
+	struct pt_regs regs, *regs_p;
+	unsigned long flags;
+
+	/* a soft timer may be interrupted by del(); keep it out */
+	local_irq_save(flags);
+	if (READ_ONCE(te->stopped)) {
+		ret = HRTIMER_NORESTART;
+		goto out;
+	}
+	switch (te->deliver) {
+	case DAMON_TEST_PMU_TASK:
+		damon_test_pmu_queue_task_work(te);
+		break;
+	case DAMON_TEST_PMU_SOFTIRQ:
+		perf_fetch_caller_regs(&regs);
+		if (damon_test_pmu_deliver(te, &regs))
+			te->stopped = true;
+		break;
+	case DAMON_TEST_PMU_HARDIRQ:
+		regs_p = get_irq_regs();
+		if (!regs_p) {
+			perf_fetch_caller_regs(&regs);
+			regs_p = &regs;
+		}
+		if (damon_test_pmu_deliver(te, regs_p))
+			te->stopped = true;
+		break;
+	case DAMON_TEST_PMU_NMI:
+		damon_test_pmu_send_nmi(te);
+		break;
+	}
+	if (READ_ONCE(te->stopped))
+		ret = HRTIMER_NORESTART;
+	else
+		hrtimer_forward_now(timer, ns_to_ktime(te->period));
+out:
+	local_irq_restore(flags);
+	return ret;
+}
+
+/*
+ * PMU callbacks
+ */
+
+static void damon_test_pmu_destroy(struct perf_event *event)
+{
+	struct damon_test_event *te = event->pmu_private;
+
+	/* process context: waits for a callback running on another CPU */
+	hrtimer_cancel(&te->timer);
+	kfree(te);
+	event->pmu_private = NULL;
+}
+
+static int damon_test_pmu_event_init(struct perf_event *event)
+{
+	struct damon_test_pmu *tp = to_damon_test_pmu(event->pmu);
+	struct perf_event_attr *attr = &event->attr;
+	struct damon_test_event *te;
+	unsigned int deliver;
+
+	if (attr->type != event->pmu->type)
+		return -ENOENT;
+	/* a hybrid PMU refuses the CPUs it does not cover */
+	if (event->cpu < 0 || !cpumask_test_cpu(event->cpu, &tp->cpus))
+		return -ENOENT;
+	if (!is_sampling_event(event))
+		return -EINVAL;
+	if (atomic_read(&damon_test_pmu_pass) >= 0 &&
+	    atomic_dec_if_positive(&damon_test_pmu_pass) < 0)
+		return -EBUSY;
+	deliver = FIELD_GET(DAMON_TEST_PMU_DELIVER_MASK, attr->config);
+	if (deliver == DAMON_TEST_PMU_NMI && !DAMON_TEST_PMU_HAS_NMI)
+		return -EOPNOTSUPP;
+
+	te = kzalloc(sizeof(*te), GFP_KERNEL);
+	if (!te)
+		return -ENOMEM;
+	te->event = event;
+	te->deliver = deliver;
+	te->batch = max_t(unsigned int, 1,
+			  FIELD_GET(DAMON_TEST_PMU_BATCH_MASK, attr->config));
+	/* the x86 driver's condition for large PEBS */
+	te->large = te->batch > 1 &&
+		!(attr->freq || (attr->wakeup_events && !attr->watermark));
+	if (attr->freq)
+		te->period = div64_u64(NSEC_PER_SEC, attr->sample_freq ?: 1);
+	else
+		te->period = event->hw.sample_period;
+	te->period = max(te->period, DAMON_TEST_PMU_MIN_PERIOD);
+	te->stopped = true;
+	hrtimer_init(&te->timer, CLOCK_MONOTONIC,
+		     deliver == DAMON_TEST_PMU_SOFTIRQ ?
+		     HRTIMER_MODE_REL_PINNED_SOFT :
+		     HRTIMER_MODE_REL_PINNED_HARD);
+	te->timer.function = damon_test_pmu_timer;
+	event->hw.last_period = event->hw.sample_period;
+	event->pmu_private = te;
+	event->destroy = damon_test_pmu_destroy;
+	return 0;
+}
+
+static void damon_test_pmu_start(struct perf_event *event, int flags)
+{
+	struct damon_test_event *te = event->pmu_private;
+
+	event->hw.state = 0;
+	WRITE_ONCE(te->stopped, false);
+	/* from perf_event_overflow(): the running timer goes on by itself */
+	if (te->delivering)
+		return;
+	hrtimer_start(&te->timer, ns_to_ktime(te->period),
+		      te->deliver == DAMON_TEST_PMU_SOFTIRQ ?
+		      HRTIMER_MODE_REL_PINNED_SOFT :
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static void damon_test_pmu_stop(struct perf_event *event, int flags)
+{
+	struct damon_test_event *te = event->pmu_private;
+
+	/*
+	 * Interrupts are off.  A callback running on this CPU (a soft timer
+	 * this interrupted) sees @stopped and does not rearm itself.
+	 */
+	WRITE_ONCE(te->stopped, true);
+	if (!te->delivering)
+		hrtimer_try_to_cancel(&te->timer);
+	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
+}
+
+static int damon_test_pmu_add(struct perf_event *event, int flags)
+{
+	struct damon_test_pmu_cpu *pc = this_cpu_ptr(&damon_test_pmu_cpu);
+	unsigned int i;
+
+	for (i = 0; i < DAMON_TEST_PMU_SLOTS; i++) {
+		if (!pc->slots[i])
+			break;
+	}
+	if (i == DAMON_TEST_PMU_SLOTS)
+		return -EBUSY;
+	/* seen by the NMI handler of this CPU only */
+	WRITE_ONCE(pc->slots[i], event->pmu_private);
+	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
+	if (flags & PERF_EF_START)
+		damon_test_pmu_start(event, flags);
+	return 0;
+}
+
+static void damon_test_pmu_del(struct perf_event *event, int flags)
+{
+	struct damon_test_pmu_cpu *pc = this_cpu_ptr(&damon_test_pmu_cpu);
+	unsigned int i;
+
+	damon_test_pmu_stop(event, flags);
+	for (i = 0; i < DAMON_TEST_PMU_SLOTS; i++) {
+		if (pc->slots[i] == event->pmu_private)
+			WRITE_ONCE(pc->slots[i], NULL);
+	}
+}
+
+static void damon_test_pmu_read(struct perf_event *event)
+{
+}
+
+/*
+ * sysfs: the fields of config, and the CPUs a PMU covers
+ */
+
+PMU_FORMAT_ATTR(deliver, "config:0-1");
+PMU_FORMAT_ATTR(batch, "config:8-15");
+PMU_FORMAT_ATTR(phys, "config:16");
+PMU_FORMAT_ATTR(store, "config:17");
+PMU_FORMAT_ATTR(mix, "config:18");
+PMU_FORMAT_ATTR(only_target, "config:19");
+PMU_FORMAT_ATTR(var, "config1:0-63");
+PMU_FORMAT_ATTR(tgid, "config2:0-31");
+
+static struct attribute *damon_test_pmu_format_attrs[] = {
+	&format_attr_deliver.attr,
+	&format_attr_batch.attr,
+	&format_attr_phys.attr,
+	&format_attr_store.attr,
+	&format_attr_mix.attr,
+	&format_attr_only_target.attr,
+	&format_attr_var.attr,
+	&format_attr_tgid.attr,
+	NULL,
+};
+
+static const struct attribute_group damon_test_pmu_format_group = {
+	.name = "format",
+	.attrs = damon_test_pmu_format_attrs,
+};
+
+static ssize_t cpus_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	struct pmu *pmu = dev_get_drvdata(dev);
+
+	return cpumap_print_to_pagebuf(true, buf,
+				       &to_damon_test_pmu(pmu)->cpus);
+}
+static DEVICE_ATTR_RO(cpus);
+
+static struct attribute *damon_test_pmu_cpus_attrs[] = {
+	&dev_attr_cpus.attr,
+	NULL,
+};
+
+static const struct attribute_group damon_test_pmu_cpus_group = {
+	.attrs = damon_test_pmu_cpus_attrs,
+};
+
+static const struct attribute_group *damon_test_pmu_groups[] = {
+	&damon_test_pmu_format_group,
+	&damon_test_pmu_cpus_group,
+	NULL,
+};
+
+static int damon_test_pmu_stats_show(struct seq_file *m, void *v)
+{
+	unsigned long sum;
+	unsigned int cpu;
+	int i;
+
+	for (i = 0; i < DAMON_TEST_PMU_NR_STATS; i++) {
+		sum = 0;
+		for_each_possible_cpu(cpu)
+			sum += per_cpu(damon_test_pmu_stats[i], cpu);
+		seq_printf(m, "%s %lu\n", damon_test_pmu_stat_names[i], sum);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(damon_test_pmu_stats);
+
+static int __init damon_test_pmu_register(struct damon_test_pmu *tp,
+					  const char *name, int caps,
+					  const struct cpumask *cpus)
+{
+	int err;
+
+	tp->name = name;
+	cpumask_copy(&tp->cpus, cpus);
+	tp->pmu = (struct pmu) {
+		.task_ctx_nr	= perf_invalid_context,
+		.capabilities	= caps,
+		.attr_groups	= damon_test_pmu_groups,
+		.event_init	= damon_test_pmu_event_init,
+		.add		= damon_test_pmu_add,
+		.del		= damon_test_pmu_del,
+		.start		= damon_test_pmu_start,
+		.stop		= damon_test_pmu_stop,
+		.read		= damon_test_pmu_read,
+	};
+	err = perf_pmu_register(&tp->pmu, name, -1);
+	if (err)
+		pr_err("cannot register %s: %d\n", name, err);
+	return err;
+}
+
+static int __init damon_test_pmu_init(void)
+{
+	struct cpumask *half;
+	unsigned int cpu, n = 0;
+	int err;
+
+	BUILD_BUG_ON(ARRAY_SIZE(damon_test_pmu_stat_names) !=
+		     DAMON_TEST_PMU_NR_STATS);
+	half = kzalloc(cpumask_size(), GFP_KERNEL);
+	if (!half)
+		return -ENOMEM;
+	/* a hybrid PMU: the first half of the possible CPUs, at least one */
+	for_each_possible_cpu(cpu) {
+		if (n++ <= (num_possible_cpus() - 1) / 2)
+			cpumask_set_cpu(cpu, half);
+	}
+#if DAMON_TEST_PMU_HAS_NMI
+	err = register_nmi_handler(NMI_LOCAL, damon_test_pmu_nmi, 0,
+				   "damon_test_pmu");
+	if (err)
+		goto out;
+#endif
+	err = damon_test_pmu_register(&damon_test_pmus[0], "damon_test", 0,
+				      cpu_possible_mask) ?:
+		damon_test_pmu_register(&damon_test_pmus[1], "damon_test_ibs",
+					PERF_PMU_CAP_NO_EXCLUDE,
+					cpu_possible_mask) ?:
+		damon_test_pmu_register(&damon_test_pmus[2],
+					"damon_test_hybrid", 0, half);
+	if (!err) {
+		struct dentry *dir = debugfs_create_dir("damon_test_pmu", NULL);
+
+		debugfs_create_file("stats", 0400, dir, NULL,
+				    &damon_test_pmu_stats_fops);
+		debugfs_create_atomic_t("pass", 0600, dir,
+					&damon_test_pmu_pass);
+	}
+#if DAMON_TEST_PMU_HAS_NMI
+out:
+#endif
+	kfree(half);
+	return err;
+}
+device_initcall(damon_test_pmu_init);
