@@ -42,4 +42,8 @@ note "applying series/ onto $(cat "$BUILD/base/VERSION") in $SRC_DIR"
 "$TOP/harness/series.sh" am "$SRC_DIR"
 git -C "$SRC_DIR" config "branch.$SERIES_BRANCH.exported" \
 	"$(git -C "$SRC_DIR" rev-parse "$SERIES_BRANCH")"
+# commits made there carry the series' author, whose Signed-off-by the
+# patches have, whatever the developer's own git identity is
+git -C "$SRC_DIR" config user.name "$SERIES_NAME"
+git -C "$SRC_DIR" config user.email "$SERIES_EMAIL"
 note "applied $(series_patches "$SERIES_DIR" | wc -l) patches"

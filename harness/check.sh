@@ -254,6 +254,7 @@ t observe guest observe
 t kselftest guest kselftest
 t tools guest tools
 t damo guest damo
+t testpmu guest testpmu
 t demo test_demo
 
 # CONFIG_DAMON_PERF_OBSERVE=n: zero overhead, same data path.

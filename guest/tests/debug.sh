@@ -12,9 +12,9 @@ dir=$(dirname "$0")
 # forget what boot left behind; only the tests' leaks count
 echo clear >"$KMEMLEAK"
 rc=0
-for t in smoke perf observe; do
+for t in smoke perf observe testpmu; do
 	echo "=== $t ==="
-	"$dir/$t.sh" || rc=1
+	TESTPMU_PERIOD=1000000 "$dir/$t.sh" || rc=1
 done
 
 # The kselftest's positive control and a refused PMU; kselftest.sh runs

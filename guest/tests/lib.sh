@@ -61,6 +61,7 @@ start_workload() {
 		case $key in
 		hot) HOT_START=$((16#$a)); HOT_END=$((16#$b)) ;;
 		cold) COLD_START=$((16#$a)); COLD_END=$((16#$b)) ;;
+		cur) CUR_VAR=$((16#$a)) ;;
 		esac
 	done <"$info"
 	echo "workload pid $WORKLOAD_PID: hot [$HOT_START, $HOT_END) cold [$COLD_START, $COLD_END)"
@@ -286,4 +287,30 @@ nobody_gets() {
 	[ "$got" = "$want" ] && return 0
 	echo "$op of $1 as nobody: got $got, expected $want"
 	return 1
+}
+
+# delta NAME: counter NAME in $AFTER minus in $BEFORE
+delta() {
+	echo $(($(stat_of "$AFTER" "$1") - $(stat_of "$BEFORE" "$1")))
+}
+
+# laws: the conservation laws over the deltas, with the pipeline quiescent.
+laws() {
+	local ok=0 reasons
+
+	reasons=$(($(delta valid) + $(delta null) + $(delta addr_zero) +
+		   $(delta kernel) + $(delta inv_phys)))
+	echo "callback=$(delta callback) = valid+null+addr_zero+kernel+inv_phys=$reasons"
+	[ "$(delta callback)" -eq "$reasons" ] || ok=1
+	echo "valid=$(delta valid) = enqueue+overflow+report_missed=$(($(delta enqueue) + $(delta overflow) + $(delta report_missed)))"
+	[ "$(delta valid)" -eq $(($(delta enqueue) + $(delta overflow) + $(delta report_missed))) ] || ok=1
+	echo "enqueue=$(delta enqueue) = dequeue=$(delta dequeue)"
+	[ "$(delta enqueue)" -eq "$(delta dequeue)" ] || ok=1
+	echo "dequeue=$(delta dequeue) = match+miss_tgid+miss_region+miss_bound=$(($(delta match) + $(delta miss_tgid) + $(delta miss_region) + $(delta miss_bound)))"
+	[ "$(delta dequeue)" -eq $(($(delta match) + $(delta miss_tgid) + $(delta miss_region) + $(delta miss_bound))) ] || ok=1
+	echo "update=$(delta update) <= match=$(delta match)"
+	[ "$(delta update)" -le "$(delta match)" ] || ok=1
+	echo "ring_peak=$(stat_of "$AFTER" ring_peak) <= ring_capacity=$(stat_of "$AFTER" ring_capacity)"
+	[ "$(stat_of "$AFTER" ring_peak)" -le "$(stat_of "$AFTER" ring_capacity)" ] || ok=1
+	return $ok
 }

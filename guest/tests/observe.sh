@@ -13,32 +13,6 @@ CPU_CLOCK=(type=1 config=0 sample_period=1000000)
 COUNTERS=(callback valid null addr_zero kernel inv_phys enqueue dequeue
 	  overflow ring_peak match miss_tgid miss_region miss_bound update)
 
-# delta NAME: counter NAME in $AFTER minus in $BEFORE
-delta() {
-	echo $(($(stat_of "$AFTER" "$1") - $(stat_of "$BEFORE" "$1")))
-}
-
-# laws: the conservation laws over the deltas, with the pipeline quiescent.
-laws() {
-	local ok=0 reasons
-
-	reasons=$(($(delta valid) + $(delta null) + $(delta addr_zero) +
-		   $(delta kernel) + $(delta inv_phys)))
-	echo "callback=$(delta callback) = valid+null+addr_zero+kernel+inv_phys=$reasons"
-	[ "$(delta callback)" -eq "$reasons" ] || ok=1
-	echo "valid=$(delta valid) = enqueue+overflow+report_missed=$(($(delta enqueue) + $(delta overflow) + $(delta report_missed)))"
-	[ "$(delta valid)" -eq $(($(delta enqueue) + $(delta overflow) + $(delta report_missed))) ] || ok=1
-	echo "enqueue=$(delta enqueue) = dequeue=$(delta dequeue)"
-	[ "$(delta enqueue)" -eq "$(delta dequeue)" ] || ok=1
-	echo "dequeue=$(delta dequeue) = match+miss_tgid+miss_region+miss_bound=$(($(delta match) + $(delta miss_tgid) + $(delta miss_region) + $(delta miss_bound)))"
-	[ "$(delta dequeue)" -eq $(($(delta match) + $(delta miss_tgid) + $(delta miss_region) + $(delta miss_bound))) ] || ok=1
-	echo "update=$(delta update) <= match=$(delta match)"
-	[ "$(delta update)" -le "$(delta match)" ] || ok=1
-	echo "ring_peak=$(stat_of "$AFTER" ring_peak) <= ring_capacity=$(stat_of "$AFTER" ring_capacity)"
-	[ "$(stat_of "$AFTER" ring_peak)" -le "$(stat_of "$AFTER" ring_capacity)" ] || ok=1
-	return $ok
-}
-
 # run_perf_mode EVENT_FIELDS...: monitor a fault workload with one perf
 # event, snapshotting counters into BEFORE (before start) and AFTER (after
 # stop, when the pipeline is quiescent), with damon_perf_* tracing on.

@@ -1,0 +1,394 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The sampling hardware paths, through the test PMUs of
+# CONFIG_DAMON_PERF_TEST_PMU: delivery in NMI, hardirq, softirq and task
+# context with the addresses the workload really touches, physical
+# addresses (paddr), large-PEBS batching, a PMU that covers only some CPUs,
+# a PMU that refuses exclude flags, and an overflow storm.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+trap 'stop_workload; damon_stop_all; trace_off' EXIT
+
+PMUS=/sys/bus/event_source/devices
+PMU_STATS=/sys/kernel/debug/damon_test_pmu/stats
+PMU_PASS=/sys/kernel/debug/damon_test_pmu/pass
+# config fields of the test PMUs (their format/ directory says the same)
+NMI=3
+HARDIRQ=2
+SOFTIRQ=1
+TASK=0
+BATCH_SHIFT=8
+PHYS=$((1 << 16))
+ONLY_TARGET=$((1 << 19))
+# 200 us between interrupts: enough samples, and TCG keeps up; the debug
+# kernel, slower, takes a longer one
+PERIOD=${TESTPMU_PERIOD:-200000}
+
+pmu_type() {
+	cat "$PMUS/$1/type"
+}
+
+# pmu_stat NAME: a counter of the test PMUs
+pmu_stat() {
+	awk -v n="$1" '$1 == n { print $2 }' "$PMU_STATS"
+}
+
+# setup_ctx OPS: kdamond 0 with one context monitoring the workload
+# (vaddr) or physical memory (paddr), sampled by one event of the test PMU
+# PMU with config CONFIG; the rest of the arguments are more fields.
+setup_ctx() {
+	local ops=$1 pmu=$2 config=$3
+
+	shift 3
+	echo 1 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
+	damon_setup_vaddr 0 "$WORKLOAD_PID"
+	if [ "$ops" = paddr ]; then
+		local t range name s e best=0 start=0 end=0
+
+		t=$(kdamond_dir 0)/contexts/0/targets/0
+		echo paddr >"$(kdamond_dir 0)/contexts/0/operations"
+		# the biggest System RAM range, as DAMON_RECLAIM picks it
+		while IFS=: read -r range name; do
+			[ "${name# }" = "System RAM" ] || continue
+			s=$((16#${range%-*}))
+			e=$((16#${range#*-} + 1))
+			if [ $((e - s)) -gt "$best" ]; then
+				best=$((e - s)) start=$s end=$e
+			fi
+		done </proc/iomem
+		echo 1 >"$t/regions/nr_regions"
+		echo "$end" >"$t/regions/0/end"
+		echo "$start" >"$t/regions/0/start"
+	fi
+	damon_set_perf 0 type="$(pmu_type "$pmu")" config="$config" \
+		config1="$CUR_VAR" config2="$WORKLOAD_PID" \
+		sample_period="$PERIOD" "$@"
+}
+
+# stop_ctx: turn kdamond 0 off and remove it
+stop_ctx() {
+	sysfs_write off "$(kdamond_dir 0)/state" || true
+	sysfs_write 0 "$DAMON_ADMIN/kdamonds/nr_kdamonds"
+}
+
+samples_in_context() {
+	grep -c "damon_perf_sample: .* context=$1\$" "$TRACING/trace" || true
+}
+
+# deliver_test CONTEXT NAME: vaddr monitoring with samples delivered in
+# CONTEXT finds the hot range; the traces show CONTEXT; the laws hold.
+deliver_test() {
+	local ctx=$1 name=$2 n
+
+	start_workload -m touch -H 4 -C 32 -s 0
+	setup_ctx vaddr damon_test $((ctx | 1 << BATCH_SHIFT))
+	trace_on damon_perf_sample damon_perf_drain
+	BEFORE=$(perf_stats_snapshot)
+	echo on >"$(kdamond_dir 0)/state"
+	if poll "$POLL_SECONDS" hot_range_found 0; then
+		pass "$name: DAMON finds the hot range, the cold range reads 0"
+	else
+		fail "$name: DAMON did not find the hot range"
+	fi
+	show_regions 3
+	stop_ctx
+	AFTER=$(perf_stats_snapshot)
+	trace_off
+	stop_workload
+	n=$(samples_in_context "$ctx")
+	check "$name: $n samples traced with context=$ctx" test "$n" -gt 0
+	check "$name: no sample traced in another context" \
+		test "$(grep -c 'damon_perf_sample: ' "$TRACING/trace")" -eq "$n"
+	check "$name: the conservation laws hold" laws
+	check "$name: samples matched the workload ($(delta match))" \
+		test "$(delta match)" -gt 0
+}
+
+echo "=== the test PMUs ==="
+for p in damon_test damon_test_ibs damon_test_hybrid; do
+	check "$p is registered" test -r "$PMUS/$p/type"
+done
+check "damon_test_hybrid covers only some CPUs ($(cat "$PMUS/damon_test_hybrid/cpus"))" \
+	test "$(cat "$PMUS/damon_test_hybrid/cpus")" != "$(cat "$PMUS/damon_test/cpus")"
+
+echo "=== delivery contexts ==="
+deliver_test $NMI "NMI"
+deliver_test $HARDIRQ "hardirq"
+deliver_test $SOFTIRQ "softirq"
+deliver_test $TASK "task"
+
+echo "=== mixed samples: every reason and miss counter moves ==="
+start_workload -m touch -H 4 -C 32 -s 0
+# deliver=hardirq, mix (every 4th record has no address); the samples of
+# other tasks and kernel threads carry their own addresses
+setup_ctx vaddr damon_test $((HARDIRQ | 1 << BATCH_SHIFT | 1 << 18))
+BEFORE=$(perf_stats_snapshot)
+echo on >"$(kdamond_dir 0)/state"
+# an other process, so that samples of another tgid are taken
+"$BIN/hotcold" -m touch -H 1 -C 1 -s 0 -i /tmp/other.info &
+other=$!
+moved() {
+	AFTER=$(perf_stats_snapshot)
+	[ "$(delta addr_zero)" -gt 0 ] && [ "$(delta kernel)" -gt 0 ] &&
+		[ "$(delta miss_tgid)" -gt 0 ] && [ "$(delta match)" -gt 0 ]
+}
+check "no address, kernel addresses, other tasks and the workload all seen" \
+	poll "$POLL_SECONDS" moved
+kill "$other"
+wait "$other" || true
+stop_ctx
+AFTER=$(perf_stats_snapshot)
+stop_workload
+echo "addr_zero=$(delta addr_zero) kernel=$(delta kernel) miss_tgid=$(delta miss_tgid) match=$(delta match)"
+check "mixed: the conservation laws hold" laws
+
+echo "=== large PEBS: batched records reach DAMON ==="
+# 8 records per interrupt; perf_event_output() would drop all but the last
+# of them, since a kernel counter has no buffer
+start_workload -m touch -H 4 -C 32 -s 0
+setup_ctx vaddr damon_test $((NMI | 8 << BATCH_SHIFT))
+BEFORE=$(perf_stats_snapshot)
+records=$(pmu_stat records)
+outputs=$(pmu_stat output_calls)
+echo on >"$(kdamond_dir 0)/state"
+check "batched: DAMON finds the hot range" poll "$POLL_SECONDS" hot_range_found 0
+stop_ctx
+AFTER=$(perf_stats_snapshot)
+stop_workload
+records=$(($(pmu_stat records) - records))
+outputs=$(($(pmu_stat output_calls) - outputs))
+echo "records made: $records; sent to perf_event_output(): $outputs; callbacks: $(delta callback)"
+check "batched: no record went to perf_event_output()" test "$outputs" -eq 0
+check "batched: every record reached the overflow handler" \
+	test "$(delta callback)" -eq "$records"
+check "batched: the conservation laws hold" laws
+
+echo "=== a PMU that covers only some CPUs (hybrid) ==="
+start_workload -m touch -H 4 -C 32 -s 0
+# on a covered CPU, so that its samples are taken
+taskset -p -c 0 "$WORKLOAD_PID" >/dev/null
+covered=$(cat "$PMUS/damon_test_hybrid/cpus")
+setup_ctx vaddr damon_test_hybrid $((HARDIRQ | 1 << BATCH_SHIFT))
+BEFORE=$(perf_stats_snapshot)
+rc=0
+echo on >"$(kdamond_dir 0)/state" || rc=1
+check "hybrid: the kdamond starts" test $rc -eq 0
+cpu_states | tee /tmp/states
+check "hybrid: CPUs the PMU does not cover are shown as such" \
+	grep -q ' NOPMU$' /tmp/states
+check "hybrid: covered CPUs ($covered) are enabled" \
+	grep -qE 'CPU0*0 (ENABLED|RUNNING)$' /tmp/states
+sampled() {
+	AFTER=$(perf_stats_snapshot)
+	[ "$(delta match)" -gt 0 ]
+}
+check "hybrid: samples from the covered CPUs match" poll "$POLL_SECONDS" sampled
+stop_ctx
+stop_workload
+
+echo "=== a PMU that cannot exclude privilege levels (IBS) ==="
+start_workload -m touch -H 4 -C 32 -s 0
+setup_ctx vaddr damon_test_ibs $((NMI | 1 << BATCH_SHIFT))
+check "ibs: exclude_kernel is 1 by default" \
+	test "$(cat "$(perf_dir 0)/0/exclude_kernel")" = 1
+BEFORE=$(perf_stats_snapshot)
+dmesg -c >/dev/null
+rc=0
+echo on >"$(kdamond_dir 0)/state" || rc=1
+dmesg | tee /tmp/dmesg.ibs
+check "ibs: the kdamond starts with the default exclude_kernel" test $rc -eq 0
+check "ibs: the kernel log says kernel mode is sampled too" \
+	grep -q 'cannot exclude' /tmp/dmesg.ibs
+check "ibs: samples match" poll "$POLL_SECONDS" sampled
+stop_ctx
+stop_workload
+
+echo "=== paddr: the hot physical pages, from samples ==="
+start_workload -m touch -H 4 -C 32 -s 0
+# only the workload's samples, with physical addresses filled like IBS
+setup_ctx paddr damon_test $((NMI | 1 << BATCH_SHIFT | PHYS | ONLY_TARGET)) \
+	sample_phys_addr=1
+# the physical pages of the hot range, as root reads them from pagemap
+python3 - "$WORKLOAD_PID" "$HOT_START" "$HOT_END" >/tmp/hot.pfns <<'PY'
+import struct, sys
+pid, start, end = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+with open(f"/proc/{pid}/pagemap", "rb") as f:
+    for va in range(start, end, 4096):
+        f.seek(va // 4096 * 8)
+        e = struct.unpack("<Q", f.read(8))[0]
+        if e >> 63:
+            print(e & ((1 << 55) - 1))
+PY
+check "pagemap gives the hot range's physical pages ($(wc -l </tmp/hot.pfns))" \
+	test "$(wc -l </tmp/hot.pfns)" -gt 0
+BEFORE=$(perf_stats_snapshot)
+echo on >"$(kdamond_dir 0)/state"
+# every region DAMON finds accessed holds a hot page, and one is found
+hot_phys_found() {
+	local s e n a any=0
+
+	tried_regions 0 >/tmp/regions || return 1
+	while read -r s e n a; do
+		[ "$n" -gt 0 ] || continue
+		any=1
+		awk -v s="$s" -v e="$e" '$1 * 4096 >= s && $1 * 4096 < e { f = 1; exit }
+			END { exit !f }' /tmp/hot.pfns || {
+			echo "region $s-$e (nr_accesses $n) holds no hot page"
+			return 1
+		}
+	done </tmp/regions
+	[ $any -eq 1 ]
+}
+check "paddr: DAMON finds regions of the hot pages, and only those" \
+	poll "$POLL_SECONDS" hot_phys_found
+stop_ctx
+AFTER=$(perf_stats_snapshot)
+stop_workload
+check "paddr: samples matched ($(delta match)), no invalid physical address" \
+	test "$(delta match)" -gt 0 -a "$(delta inv_phys)" -eq 0
+check "paddr: the conservation laws hold" laws
+
+echo "=== an overflow storm ==="
+start_workload -m touch -H 4 -C 32 -s 0
+setup_ctx vaddr damon_test $((NMI | 64 << BATCH_SHIFT)) sample_period=$((PERIOD / 2))
+# one drain every 2 s: the 1024-record rings overflow in between
+echo 2000000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/sample_us"
+echo 4000000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/aggr_us"
+BEFORE=$(perf_stats_snapshot)
+calls=$(pmu_stat overflow_calls)
+echo on >"$(kdamond_dir 0)/state"
+overflowed() {
+	AFTER=$(perf_stats_snapshot)
+	[ "$(delta overflow)" -gt 0 ] && [ "$(delta dequeue)" -gt 0 ]
+}
+check "storm: the rings overflow, and are drained" poll "$POLL_SECONDS" overflowed
+stop_ctx
+AFTER=$(perf_stats_snapshot)
+stop_workload
+calls=$(($(pmu_stat overflow_calls) - calls))
+echo "overflow handler calls made by the PMU: $calls; callbacks counted: $(delta callback); overflow: $(delta overflow)"
+check "storm: every call of the overflow handler is counted" \
+	test "$(delta callback)" -eq "$calls"
+check "storm: the conservation laws hold, overflows exactly" laws
+
+echo "=== the kselftest, pointed at the test PMU ==="
+rc=0
+/opt/kselftest/damon/damon_perf_obs_test.sh --pmu damon_test --config 3 \
+	--period "$PERIOD" --duration 5 --workload fault --output /tmp/ksft.d \
+	>/tmp/ksft.out 2>&1 || rc=$?
+sed 's/^/    /' /tmp/ksft.out
+check "kselftest --pmu damon_test: exit status 0 ($rc)" test $rc -eq 0
+for l in 'Layer 0' 'Layer 1' 'Layer 2-3' 'Layer 4' 'Layer 5' 'Layer 6'; do
+	check "kselftest: $l ran" grep -q -- "--- $l" /tmp/ksft.out
+done
+check "kselftest: no [FAIL]" fails grep -q '^\[FAIL\]' /tmp/ksft.out
+
+echo "=== vaddr with sample_phys_addr=1: samples go by virtual address ==="
+# the page-fault event: its address has no page yet, so no physical address
+start_workload -m fault -H 4 -C 32 -s 0
+echo 1 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
+damon_setup_vaddr 0 "$WORKLOAD_PID"
+damon_set_perf 0 type=1 config=2 sample_period=1 sample_phys_addr=1
+BEFORE=$(perf_stats_snapshot)
+echo on >"$(kdamond_dir 0)/state"
+check "phys-vaddr: DAMON finds the hot range" poll "$POLL_SECONDS" hot_range_found 0
+stop_ctx
+AFTER=$(perf_stats_snapshot)
+stop_workload
+check "phys-vaddr: no sample is inv_phys ($(delta inv_phys)), some match ($(delta match))" \
+	test "$(delta inv_phys)" -eq 0 -a "$(delta match)" -gt 0
+
+echo "=== a commit whose new events perf refuses keeps the old ones ==="
+start_workload -m fault -H 4 -C 32 -s 0
+echo 1 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
+damon_setup_vaddr 0 "$WORKLOAD_PID"
+damon_set_perf 0 type=1 config=2 sample_period=1
+echo on >"$(kdamond_dir 0)/state"
+# the writer's trial gets the event; the kdamond's creation is refused
+echo 1 >"$PMU_PASS"
+d=$(perf_dir 0)/0
+pmu_type damon_test >"$d/type"
+echo $((HARDIRQ | 1 << BATCH_SHIFT)) >"$d/config"
+echo "$PERIOD" >"$d/sample_period"
+dmesg -c >/dev/null
+rc=0
+echo commit >"$(kdamond_dir 0)/state" || rc=1
+echo -1 >"$PMU_PASS"
+dmesg | tee /tmp/dmesg.commit
+check "commit: the write returns" test $rc -eq 0
+check "commit: the kdamond is still on" \
+	test "$(cat "$(kdamond_dir 0)/state")" = on
+check "commit: the kernel log says the old events are kept" \
+	grep -q 'the old ones are kept' /tmp/dmesg.commit
+BEFORE=$(perf_stats_snapshot)
+check "commit: the old events go on sampling" poll "$POLL_SECONDS" sampled
+stop_ctx
+stop_workload
+
+echo "=== the watermarks deactivate a context: no sampling meanwhile ==="
+start_workload -m touch -H 4 -C 32 -s 0
+setup_ctx vaddr damon_test $((HARDIRQ | 1 << BATCH_SHIFT))
+wm=$(kdamond_dir 0)/contexts/0/schemes/0/watermarks
+# free memory, per mille, is above high now: deactivated; a commit is not
+# taken while deactivated, so the context is activated by using memory
+free_pm=$(awk '/^MemTotal:/ { t = $2 } /^MemFree:/ { f = $2 }
+	END { print int(f * 1000 / t) }' /proc/meminfo)
+echo "free memory: $free_pm per mille"
+echo free_mem_rate >"$wm/metric"
+echo 100000 >"$wm/interval_us"
+echo $((free_pm - 50)) >"$wm/high"
+echo $((free_pm - 100)) >"$wm/mid"
+echo 0 >"$wm/low"
+echo on >"$(kdamond_dir 0)/state"
+all_bound() {
+	cpu_states >/tmp/states
+	! grep -qvE ' (BOUND|UNINIT)$' /tmp/states && grep -q ' BOUND$' /tmp/states
+}
+check "watermarks: the events are disabled (BOUND)" poll "$POLL_SECONDS" all_bound
+cat /tmp/states
+BEFORE=$(perf_stats_snapshot)
+sleep 1
+AFTER=$(perf_stats_snapshot)
+check "watermarks: no sample while deactivated ($(delta callback))" \
+	test "$(delta callback)" -eq 0
+# take a third of the memory: free drops below mid, and it is active
+"$BIN/hotcold" -m touch -H 1 -C $((free_pm * 1024 / 3000)) -s 0 -i /tmp/big.info &
+big=$!
+check "watermarks: active again, DAMON finds the hot range" \
+	poll "$POLL_SECONDS" hot_range_found 0
+kill "$big"
+wait "$big" || true
+stop_ctx
+AFTER=$(perf_stats_snapshot)
+stop_workload
+check "watermarks: the conservation laws hold" laws
+
+echo "=== what perf_event_open() refuses, DAMON refuses ==="
+echo 1 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
+damon_setup_vaddr 0 $$
+damon_set_perf 0 type=1 config=2
+d=$(perf_dir 0)/0
+check "sample_period with bit 63 set: EINVAL" \
+	expect_errno EINVAL "$d/sample_period" 9223372036854775808
+check "... and the file keeps its value" test "$(cat "$d/sample_period")" = 4096
+rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+echo 1000 >/proc/sys/kernel/perf_event_max_sample_rate
+echo 1 >"$d/freq"
+echo 2000 >"$d/sample_freq"
+dmesg -c >/dev/null
+check "sample_freq above perf_event_max_sample_rate: EINVAL" \
+	expect_errno EINVAL "$(kdamond_dir 0)/state" on
+check "... and the kernel log names the sysctl" \
+	sh -c 'dmesg | grep -q perf_event_max_sample_rate'
+echo "$rate" >/proc/sys/kernel/perf_event_max_sample_rate
+echo 0 >"$d/freq"
+echo 2 >"$d/type"
+cat "$TRACING/events/damon/damon_aggregated/id" >"$d/config"
+dmesg -c >/dev/null
+check "a tracepoint event: EOPNOTSUPP" \
+	expect_errno EOPNOTSUPP "$(kdamond_dir 0)/state" on
+check "... and the kernel log says it gives no data addresses" \
+	sh -c 'dmesg | grep -q "gives no data addresses"'
+damon_stop_all
+
+finish
