@@ -33,6 +33,59 @@ pmu_stat() {
 	awk -v n="$1" '$1 == n { print $2 }' "$PMU_STATS"
 }
 
+# setup_paddr_target: context 0 of kdamond 0 monitors the physical address
+# space: the biggest System RAM range, as DAMON_RECLAIM picks it
+setup_paddr_target() {
+	local t range name s e best=0 start=0 end=0
+
+	t=$(kdamond_dir 0)/contexts/0/targets/0
+	echo paddr >"$(kdamond_dir 0)/contexts/0/operations"
+	# the biggest System RAM range, as DAMON_RECLAIM picks it
+	while IFS=: read -r range name; do
+		[ "${name# }" = "System RAM" ] || continue
+		s=$((16#${range%-*}))
+		e=$((16#${range#*-} + 1))
+		if [ $((e - s)) -gt "$best" ]; then
+			best=$((e - s)) start=$s end=$e
+		fi
+	done </proc/iomem
+	echo 1 >"$t/regions/nr_regions"
+	echo "$end" >"$t/regions/0/end"
+	echo "$start" >"$t/regions/0/start"
+}
+
+# read_hot_pfns: the physical pages of the workload's hot range, as root
+# reads them from pagemap, into /tmp/hot.pfns
+read_hot_pfns() {
+	python3 - "$WORKLOAD_PID" "$HOT_START" "$HOT_END" >/tmp/hot.pfns <<'PY'
+import struct, sys
+pid, start, end = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+with open(f"/proc/{pid}/pagemap", "rb") as f:
+    for va in range(start, end, 4096):
+        f.seek(va // 4096 * 8)
+        e = struct.unpack("<Q", f.read(8))[0]
+        if e >> 63:
+            print(e & ((1 << 55) - 1))
+PY
+}
+
+# every region DAMON finds accessed holds a hot page, and one is found
+hot_phys_found() {
+	local s e n a any=0
+
+	tried_regions 0 >/tmp/regions || return 1
+	while read -r s e n a; do
+		[ "$n" -gt 0 ] || continue
+		any=1
+		awk -v s="$s" -v e="$e" '$1 * 4096 >= s && $1 * 4096 < e { f = 1; exit }
+			END { exit !f }' /tmp/hot.pfns || {
+			echo "region $s-$e (nr_accesses $n) holds no hot page"
+			return 1
+		}
+	done </tmp/regions
+	[ $any -eq 1 ]
+}
+
 # setup_ctx OPS: kdamond 0 with one context monitoring the workload
 # (vaddr) or physical memory (paddr), sampled by one event of the test PMU
 # PMU with config CONFIG; the rest of the arguments are more fields.
@@ -43,22 +96,7 @@ setup_ctx() {
 	echo 1 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
 	damon_setup_vaddr 0 "$WORKLOAD_PID"
 	if [ "$ops" = paddr ]; then
-		local t range name s e best=0 start=0 end=0
-
-		t=$(kdamond_dir 0)/contexts/0/targets/0
-		echo paddr >"$(kdamond_dir 0)/contexts/0/operations"
-		# the biggest System RAM range, as DAMON_RECLAIM picks it
-		while IFS=: read -r range name; do
-			[ "${name# }" = "System RAM" ] || continue
-			s=$((16#${range%-*}))
-			e=$((16#${range#*-} + 1))
-			if [ $((e - s)) -gt "$best" ]; then
-				best=$((e - s)) start=$s end=$e
-			fi
-		done </proc/iomem
-		echo 1 >"$t/regions/nr_regions"
-		echo "$end" >"$t/regions/0/end"
-		echo "$start" >"$t/regions/0/start"
+		setup_paddr_target
 	fi
 	damon_set_perf 0 type="$(pmu_type "$pmu")" config="$config" \
 		config1="$CUR_VAR" config2="$WORKLOAD_PID" \
@@ -208,37 +246,11 @@ start_workload -m touch -H 4 -C 32 -s 0
 # only the workload's samples, with physical addresses filled like IBS
 setup_ctx paddr damon_test $((NMI | 1 << BATCH_SHIFT | PHYS | ONLY_TARGET)) \
 	sample_phys_addr=1
-# the physical pages of the hot range, as root reads them from pagemap
-python3 - "$WORKLOAD_PID" "$HOT_START" "$HOT_END" >/tmp/hot.pfns <<'PY'
-import struct, sys
-pid, start, end = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-with open(f"/proc/{pid}/pagemap", "rb") as f:
-    for va in range(start, end, 4096):
-        f.seek(va // 4096 * 8)
-        e = struct.unpack("<Q", f.read(8))[0]
-        if e >> 63:
-            print(e & ((1 << 55) - 1))
-PY
+read_hot_pfns
 check "pagemap gives the hot range's physical pages ($(wc -l </tmp/hot.pfns))" \
 	test "$(wc -l </tmp/hot.pfns)" -gt 0
 BEFORE=$(perf_stats_snapshot)
 echo on >"$(kdamond_dir 0)/state"
-# every region DAMON finds accessed holds a hot page, and one is found
-hot_phys_found() {
-	local s e n a any=0
-
-	tried_regions 0 >/tmp/regions || return 1
-	while read -r s e n a; do
-		[ "$n" -gt 0 ] || continue
-		any=1
-		awk -v s="$s" -v e="$e" '$1 * 4096 >= s && $1 * 4096 < e { f = 1; exit }
-			END { exit !f }' /tmp/hot.pfns || {
-			echo "region $s-$e (nr_accesses $n) holds no hot page"
-			return 1
-		}
-	done </tmp/regions
-	[ $any -eq 1 ]
-}
 check "paddr: DAMON finds regions of the hot pages, and only those" \
 	poll "$POLL_SECONDS" hot_phys_found
 stop_ctx
@@ -247,6 +259,25 @@ stop_workload
 check "paddr: samples matched ($(delta match)), no invalid physical address" \
 	test "$(delta match)" -gt 0 -a "$(delta inv_phys)" -eq 0
 check "paddr: the conservation laws hold" laws
+
+echo "=== a commit from vaddr to paddr with the same events restarts them ==="
+start_workload -m touch -H 4 -C 32 -s 0
+setup_ctx vaddr damon_test $((NMI | 1 << BATCH_SHIFT | PHYS | ONLY_TARGET)) \
+	sample_phys_addr=1
+echo on >"$(kdamond_dir 0)/state"
+check "vaddr to paddr: DAMON finds the hot range as vaddr" \
+	poll "$POLL_SECONDS" hot_range_found 0
+# the same events, now for the physical address space
+read_hot_pfns
+setup_paddr_target
+echo commit >"$(kdamond_dir 0)/state"
+check "vaddr to paddr: still on after the commit" \
+	test "$(cat "$(kdamond_dir 0)/state")" = on
+# the records are physical addresses now, or no region would be found
+check "vaddr to paddr: DAMON finds regions of the hot pages, and only those" \
+	poll "$POLL_SECONDS" hot_phys_found
+stop_ctx
+stop_workload
 
 echo "=== an overflow storm ==="
 start_workload -m touch -H 4 -C 32 -s 0
