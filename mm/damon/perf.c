@@ -725,8 +725,12 @@ fail:
 	return err;
 }
 
-/* Event enable, on @cpu.  Called with the CPU hotplug lock held. */
-static void damon_perf_enable_cpu(struct damon_perf *perf, unsigned int cpu)
+/*
+ * Event enable, on @cpu, or disable for a pause, which takes the events back
+ * to BOUND.  Called with the CPU hotplug lock held.
+ */
+static void damon_perf_enable_cpu(struct damon_perf *perf, unsigned int cpu,
+				  bool enable)
 {
 	unsigned int i;
 	bool any = false;
@@ -736,29 +740,15 @@ static void damon_perf_enable_cpu(struct damon_perf *perf, unsigned int cpu)
 
 		if (!event)
 			continue;
-		perf_event_enable(event);
+		if (enable)
+			perf_event_enable(event);
+		else
+			perf_event_disable(event);
 		any = true;
 	}
 	if (any)
-		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_ENABLED);
-}
-
-/* Event disable, on @cpu, for a pause.  Called with the hotplug lock held. */
-static void damon_perf_disable_cpu(struct damon_perf *perf, unsigned int cpu)
-{
-	unsigned int i;
-	bool any = false;
-
-	for (i = 0; i < perf->nr_events; i++) {
-		struct perf_event *event = *damon_perf_event_slot(perf, cpu, i);
-
-		if (!event)
-			continue;
-		perf_event_disable(event);
-		any = true;
-	}
-	if (any)
-		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_BOUND);
+		damon_perf_obs_state(&perf->obs, cpu, enable ?
+				     DAMON_PERF_ST_ENABLED : DAMON_PERF_ST_BOUND);
 }
 
 /*
@@ -776,7 +766,7 @@ static int damon_perf_cpu_online(unsigned int cpu, struct hlist_node *node)
 		return perf->starting ? err : 0;
 	}
 	if (perf->enabled)
-		damon_perf_enable_cpu(perf, cpu);
+		damon_perf_enable_cpu(perf, cpu, true);
 	return 0;
 }
 
@@ -854,19 +844,58 @@ static int damon_perf_check_covered(struct damon_perf *perf)
 	return -ENOENT;
 }
 
+/* Show the online CPUs as ERROR: perf refused an event of @perf on all. */
+static void damon_perf_refused(struct damon_perf *perf)
+{
+	unsigned int cpu;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_ERROR);
+	cpus_read_unlock();
+}
+
 /*
  * Release the events of @perf, whose PMU of one event covers no online CPU,
  * and show the CPUs as ERROR: perf refused that event everywhere.
  */
 static void damon_perf_uncovered(struct damon_perf *perf)
 {
-	unsigned int cpu;
-
 	cpuhp_state_remove_instance(damon_perf_hp_state, &perf->node);
-	cpus_read_lock();
-	for_each_online_cpu(cpu)
-		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_ERROR);
-	cpus_read_unlock();
+	damon_perf_refused(perf);
+}
+
+/*
+ * Create and release each of the @nr events @attrs on the first online CPU
+ * whose PMU takes it (a PMU of a hybrid CPU covers only some), in process
+ * context.  A PMU that cannot be used is refused here rather than in a CPU
+ * hotplug callback: creating an event of the tracing PMUs registers a
+ * tracepoint or a probe, which takes the CPU hotplug lock that those
+ * callbacks hold.  An event that a PMU takes without exclude flags keeps
+ * them cleared in @attrs.
+ */
+static int damon_perf_try_events(struct perf_event_attr *attrs,
+				 unsigned int nr)
+{
+	struct perf_event *event;
+	unsigned int i, cpu;
+	int err = 0;
+
+	for (i = 0; !err && i < nr; i++) {
+		err = -ENOENT;
+		cpu = 0;
+		for_each_online_cpu(cpu) {
+			event = damon_perf_create_event(&attrs[i], i, cpu, NULL);
+			err = PTR_ERR_OR_ZERO(event);
+			if (!err)
+				perf_event_release_kernel(event);
+			if (err != -ENOENT)
+				break;
+		}
+		if (err)
+			damon_perf_log_refusal(&attrs[i], i, cpu, err);
+	}
+	return err;
 }
 
 /*
@@ -886,6 +915,11 @@ static struct damon_perf *damon_perf_create(struct damon_ctx *ctx)
 	err = damon_perf_build_attrs(ctx, perf->attrs);
 	if (err)
 		goto fail;
+	err = damon_perf_try_events(perf->attrs, perf->nr_events);
+	if (err) {
+		damon_perf_refused(perf);
+		goto fail;
+	}
 
 	perf->starting = true;
 	err = cpuhp_state_add_instance(damon_perf_hp_state, &perf->node);
@@ -946,7 +980,7 @@ void damon_perf_enable(struct damon_ctx *ctx)
 	cpus_read_lock();
 	perf->enabled = true;
 	for_each_online_cpu(cpu)
-		damon_perf_enable_cpu(perf, cpu);
+		damon_perf_enable_cpu(perf, cpu, true);
 	cpus_read_unlock();
 
 	mutex_lock(&damon_perf_consumers_lock);
@@ -977,7 +1011,7 @@ void damon_perf_pause(struct damon_ctx *ctx)
 	cpus_read_lock();
 	perf->enabled = false;
 	for_each_online_cpu(cpu)
-		damon_perf_disable_cpu(perf, cpu);
+		damon_perf_enable_cpu(perf, cpu, false);
 	cpus_read_unlock();
 	perf->paused = true;
 	/* wait for damon_report_access() callers still pushing */
@@ -1059,8 +1093,6 @@ void damon_perf_stop(struct damon_ctx *ctx)
 int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running)
 {
 	struct perf_event_attr *attrs;
-	struct perf_event *event;
-	unsigned int i, cpu;
 	int err;
 
 	if (!damon_perf_mode(ctx))
@@ -1071,21 +1103,8 @@ int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running)
 	if (!attrs)
 		return -ENOMEM;
 	err = damon_perf_build_attrs(ctx, attrs);
-	for (i = 0; !err && i < ctx->nr_perf_events; i++) {
-		/* a PMU of a hybrid CPU covers only some CPUs: find one */
-		err = -ENOENT;
-		cpu = 0;
-		for_each_online_cpu(cpu) {
-			event = damon_perf_create_event(&attrs[i], i, cpu, NULL);
-			err = PTR_ERR_OR_ZERO(event);
-			if (!err)
-				perf_event_release_kernel(event);
-			if (err != -ENOENT)
-				break;
-		}
-		if (err)
-			damon_perf_log_refusal(&attrs[i], i, cpu, err);
-	}
+	if (!err)
+		err = damon_perf_try_events(attrs, ctx->nr_perf_events);
 	kfree(attrs);
 	return err;
 }
