@@ -186,6 +186,12 @@ check_kconfig() {
 	git -C "$AM" checkout -q --detach am
 	for commit in $(git -C "$AM" rev-list --reverse base..am); do
 		n=$((n + 1))
+		# a patch that names no Kconfig symbol cannot name an undefined one
+		if ! git -C "$AM" show --format= "$commit" |
+				grep -qE '^\+.*(CONFIG_[A-Z0-9_]+|^\+(menu)?config |depends on|select )'; then
+			echo "$n/$total $(git -C "$AM" log -1 --format=%s "$commit"): names no Kconfig symbol"
+			continue
+		fi
 		out=$(cd "$AM" && python3 scripts/checkkconfigsymbols.py \
 			--diff "$commit^..$commit" 2>&1) || true
 		echo "$n/$total $(git -C "$AM" log -1 --format=%s "$commit"):" \
@@ -194,6 +200,26 @@ check_kconfig() {
 	done
 	git -C "$AM" checkout -q am
 	return $bad
+}
+
+# prefix_links OBJ: every symbol the mm/damon objects in OBJ use is defined
+# by them or by the kernel outside the series' own objects (the test
+# kernel's System.map less what its mm/damon objects define), so the
+# prefix would link.  Prints the symbols that would not.
+prefix_links() {
+	local objs series_defs outside own
+
+	objs=$(ar t "$1/mm/damon/built-in.a")
+	series_defs=$(nm --defined-only "$OBJ_ROOT"/test/mm/damon/*.o | awk 'NF == 3 { print $3 }' | sort -u)
+	outside=$(awk '{ print $3 }' "$OBJ_ROOT/test/System.map" | sort -u |
+		comm -23 - <(echo "$series_defs"))
+	# shellcheck disable=SC2086 # one path per word
+	own=$(nm --defined-only $objs | awk 'NF == 3 { print $3 }' | sort -u)
+	# shellcheck disable=SC2086
+	nm -u $objs | awk 'NF == 2 { print $2 }' | sort -u |
+		comm -23 - <(echo "$own") | comm -23 - <(echo "$outside") |
+		grep . && return 1
+	return 0
 }
 
 check_prefixes() {
@@ -207,7 +233,9 @@ check_prefixes() {
 		n=$((n + 1))
 		git -C "$AM" checkout -q "$commit"
 		cp "$OBJ_ROOT/test/.config" "$obj/.config"
-		if ! make -C "$AM" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig vmlinux \
+		# mm/damon/ is all a patch builds; what linking would find is
+		# checked below
+		if ! make -C "$AM" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig mm/damon/ \
 				>"$LOG_DIR/prefix-$n.log" 2>&1; then
 			grep -E 'error|Error' "$LOG_DIR/prefix-$n.log" | head -20
 			git -C "$AM" checkout -q am
@@ -216,6 +244,11 @@ check_prefixes() {
 		if grep -E 'warning:' "$LOG_DIR/prefix-$n.log"; then
 			git -C "$AM" checkout -q am
 			die "prefix $n/$total builds with warnings"
+		fi
+		if ! prefix_links "$obj" >"$LOG_DIR/prefix-$n.undefined"; then
+			cat "$LOG_DIR/prefix-$n.undefined"
+			git -C "$AM" checkout -q am
+			die "prefix $n/$total uses symbols that only later patches define"
 		fi
 		echo "prefix $n/$total builds: $(git -C "$AM" log -1 --format=%s)"
 	done

@@ -110,7 +110,7 @@ case_refused_starts() {
 	dmesg -c >/dev/null
 	refuse_on ENOENT "PMU type 9999" type=9999
 	check "the kernel log says why in one line" grep -q \
-		'damon-perf: perf event 0 (type 9999 config 0x2): no PMU of this type covers an online CPU' \
+		'damon-perf: perf event 0 (type 9999 config 0x2): no online CPU has a PMU of this type that knows the event' \
 		<<<"$(dmesg)"
 	refuse_on EINVAL "sample_period 0" sample_period=0
 	refuse_on EINVAL "freq 1 with sample_freq 0" freq=1 sample_freq=0

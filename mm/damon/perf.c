@@ -814,6 +814,14 @@ fail:
 	return NULL;
 }
 
+/* One line in the kernel log for an event that no online CPU's PMU takes. */
+static void damon_perf_log_uncovered(const struct perf_event_attr *attr,
+				     unsigned int idx)
+{
+	pr_warn("perf event %u (type %u config %#llx): no online CPU has a PMU of this type that knows the event (-%d)\n",
+		idx, attr->type, attr->config, ENOENT);
+}
+
 /*
  * Each event must exist on at least one CPU: a PMU that covers only some
  * CPUs (hybrid CPUs) is used where it exists, but a PMU that covers none of
@@ -839,8 +847,7 @@ static int damon_perf_check_covered(struct damon_perf *perf)
 	cpus_read_unlock();
 	if (i == perf->nr_events)
 		return 0;
-	pr_warn("perf event %u (type %u config %#llx): no PMU of this type covers an online CPU (-%d)\n",
-		i, perf->attrs[i].type, perf->attrs[i].config, ENOENT);
+	damon_perf_log_uncovered(&perf->attrs[i], i);
 	return -ENOENT;
 }
 
@@ -892,7 +899,9 @@ static int damon_perf_try_events(struct perf_event_attr *attrs,
 			if (err != -ENOENT)
 				break;
 		}
-		if (err)
+		if (err == -ENOENT)
+			damon_perf_log_uncovered(&attrs[i], i);
+		else if (err)
 			damon_perf_log_refusal(&attrs[i], i, cpu, err);
 	}
 	return err;
