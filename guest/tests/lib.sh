@@ -58,6 +58,7 @@ start_workload() {
 	WORKLOAD_PID=$!
 	poll 30 test -s "$info" || { echo "workload did not start"; return 1; }
 	while read -r key a b; do
+		# shellcheck disable=SC2034 # CUR_VAR: read by the tests that source this
 		case $key in
 		hot) HOT_START=$((16#$a)); HOT_END=$((16#$b)) ;;
 		cold) COLD_START=$((16#$a)); COLD_END=$((16#$b)) ;;
