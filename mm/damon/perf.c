@@ -803,9 +803,10 @@ static struct damon_perf *damon_perf_alloc(struct damon_ctx *ctx)
 			      GFP_KERNEL);
 	perf->events = kcalloc(nr_cpu_ids * perf->nr_events,
 			       sizeof(*perf->events), GFP_KERNEL);
-	perf->rings = damon_perf_rings_alloc();
-	if (!perf->attrs || !perf->events || !perf->rings ||
-	    damon_perf_obs_init(&perf->obs))
+	if (!perf->attrs || !perf->events || damon_perf_obs_init(&perf->obs))
+		goto fail;
+	perf->rings = damon_perf_rings_alloc(&perf->obs);
+	if (!perf->rings)
 		goto fail;
 	return perf;
 

@@ -46,6 +46,8 @@
  * @nest:	Producers inside the ring on its CPU, nested ones included.
  * @head:	Every position below this one is written.
  * @slots:	DAMON_PERF_RING_SIZE records.
+ * @stats:	The counters the ring's producers count in, with
+ *		CONFIG_DAMON_PERF_OBSERVE.
  * @tail:	Every position below this one is consumed.
  *
  * The producer side runs only on the ring's own CPU, but a producer can be
@@ -67,30 +69,52 @@ struct damon_perf_ring {
 	local_t nest;
 	unsigned long head;
 	struct damon_perf_record *slots;
+#ifdef CONFIG_DAMON_PERF_OBSERVE
+	struct damon_perf_obs_stats *stats;
+#endif
 	unsigned long tail ____cacheline_aligned_in_smp;
 };
 
 #ifdef CONFIG_DAMON_PERF_OBSERVE
-static void damon_perf_obs_enqueue(unsigned long occupancy);
-static void damon_perf_obs_overflow(unsigned long occupancy);
+static void damon_perf_obs_enqueue(struct damon_perf_ring *ring,
+				   unsigned long occupancy);
+static void damon_perf_obs_overflow(struct damon_perf_ring *ring,
+				    unsigned long occupancy);
+
+static void damon_perf_ring_set_stats(struct damon_perf_ring *ring,
+				      const struct damon_perf_obs *obs)
+{
+	ring->stats = obs->stats;
+}
 #else
-static inline void damon_perf_obs_enqueue(unsigned long occupancy)
+static inline void damon_perf_obs_enqueue(struct damon_perf_ring *ring,
+					  unsigned long occupancy)
 {
 }
 
-static inline void damon_perf_obs_overflow(unsigned long occupancy)
+static inline void damon_perf_obs_overflow(struct damon_perf_ring *ring,
+					   unsigned long occupancy)
+{
+}
+
+static inline void damon_perf_ring_set_stats(struct damon_perf_ring *ring,
+					     const struct damon_perf_obs *obs)
 {
 }
 #endif
 
 /**
  * damon_perf_rings_alloc() - Allocate one ring per possible CPU.
+ * @obs:	Observation state of the context the rings are for, set up
+ *		with damon_perf_obs_init(): their producers count in its
+ *		counters.
  *
  * Each CPU's slots are allocated on its own node.
  *
  * Return: the rings, or NULL if memory is short.
  */
-struct damon_perf_ring __percpu *damon_perf_rings_alloc(void)
+struct damon_perf_ring __percpu *
+damon_perf_rings_alloc(const struct damon_perf_obs *obs)
 {
 	struct damon_perf_ring __percpu *rings;
 	unsigned int cpu;
@@ -101,6 +125,7 @@ struct damon_perf_ring __percpu *damon_perf_rings_alloc(void)
 	for_each_possible_cpu(cpu) {
 		struct damon_perf_ring *ring = per_cpu_ptr(rings, cpu);
 
+		damon_perf_ring_set_stats(ring, obs);
 		ring->slots = kvcalloc_node(DAMON_PERF_RING_SIZE,
 					    sizeof(*ring->slots), GFP_KERNEL,
 					    cpu_to_node(cpu));
@@ -244,14 +269,15 @@ static bool __damon_perf_ring_push(struct damon_perf_ring *ring,
 bool damon_perf_ring_push(struct damon_perf_ring __percpu *rings, u64 addr,
 			  pid_t tgid)
 {
+	struct damon_perf_ring *ring = this_cpu_ptr(rings);
 	struct damon_perf_record rec = { .addr = addr, .tgid = tgid };
 	unsigned long occupancy;
 
-	if (!__damon_perf_ring_push(this_cpu_ptr(rings), &rec, &occupancy)) {
-		damon_perf_obs_overflow(occupancy);
+	if (!__damon_perf_ring_push(ring, &rec, &occupancy)) {
+		damon_perf_obs_overflow(ring, occupancy);
 		return false;
 	}
-	damon_perf_obs_enqueue(occupancy);
+	damon_perf_obs_enqueue(ring, occupancy);
 	return true;
 }
 
@@ -338,10 +364,26 @@ struct damon_perf_obs_cpu {
 	bool error;
 };
 
+/*
+ * struct damon_perf_obs_stats - A set of counters and event states.
+ * @cpus:	Counters and event states of each CPU.
+ * @illegal:	State changes that were refused as illegal.
+ *
+ * Every context counts in the live set, which perf_stats shows; the KUnit
+ * tests count in sets of their own (damon_perf_obs_kunit_isolate()), so
+ * that a boot that ran them leaves perf_stats as if they had not.
+ */
+struct damon_perf_obs_stats {
+	struct damon_perf_obs_cpu __percpu *cpus;
+	atomic64_t illegal;
+};
+
 static DEFINE_PER_CPU(struct damon_perf_obs_cpu, damon_perf_obs_cpus);
 
-/* State changes that were refused as illegal. */
-static atomic64_t damon_perf_obs_illegal = ATOMIC64_INIT(0);
+static struct damon_perf_obs_stats damon_perf_obs_live = {
+	.cpus = &damon_perf_obs_cpus,
+	.illegal = ATOMIC64_INIT(0),
+};
 
 static const char * const damon_perf_st_names[NR_DAMON_PERF_STS] = {
 	[DAMON_PERF_ST_UNINIT] = "UNINIT",
@@ -394,9 +436,10 @@ static bool damon_perf_st_counted(enum damon_perf_cpu_state state)
  * since the last successful create, else the most advanced state of a live
  * event set, else NOPMU if a context's PMUs do not cover it, else UNINIT.
  */
-static enum damon_perf_cpu_state damon_perf_cpu_state(unsigned int cpu)
+static enum damon_perf_cpu_state
+damon_perf_cpu_state(struct damon_perf_obs_stats *stats, unsigned int cpu)
 {
-	struct damon_perf_obs_cpu *c = per_cpu_ptr(&damon_perf_obs_cpus, cpu);
+	struct damon_perf_obs_cpu *c = per_cpu_ptr(stats->cpus, cpu);
 	int st;
 
 	if (READ_ONCE(c->error))
@@ -411,11 +454,11 @@ static enum damon_perf_cpu_state damon_perf_cpu_state(unsigned int cpu)
 }
 
 /* Account for one context's events on @cpu having gone from @from to @to. */
-static void damon_perf_obs_moved(unsigned int cpu,
+static void damon_perf_obs_moved(struct damon_perf_obs *obs, unsigned int cpu,
 				 enum damon_perf_cpu_state from,
 				 enum damon_perf_cpu_state to)
 {
-	struct damon_perf_obs_cpu *c = per_cpu_ptr(&damon_perf_obs_cpus, cpu);
+	struct damon_perf_obs_cpu *c = per_cpu_ptr(obs->stats->cpus, cpu);
 
 	if (damon_perf_st_counted(from))
 		atomic_dec(&c->nr_in_state[from]);
@@ -441,7 +484,7 @@ static bool damon_perf_obs_change(struct damon_perf_obs *obs, unsigned int cpu,
 	do {
 		from = READ_ONCE(obs->state[cpu]);
 		if (!damon_perf_st_legal(from, to)) {
-			atomic64_inc(&damon_perf_obs_illegal);
+			atomic64_inc(&obs->stats->illegal);
 			pr_warn_ratelimited("cpu %u: illegal event state change %s -> %s refused\n",
 					    cpu, damon_perf_st_names[from],
 					    to < NR_DAMON_PERF_STS ?
@@ -450,7 +493,7 @@ static bool damon_perf_obs_change(struct damon_perf_obs *obs, unsigned int cpu,
 		}
 	} while (cmpxchg(&obs->state[cpu], from, to) != from);
 
-	damon_perf_obs_moved(cpu, from, to);
+	damon_perf_obs_moved(obs, cpu, from, to);
 	return true;
 }
 
@@ -464,9 +507,78 @@ static void damon_perf_obs_run(struct damon_perf_obs *obs, unsigned int cpu)
 	if (READ_ONCE(obs->state[cpu]) == DAMON_PERF_ST_ENABLED &&
 	    cmpxchg(&obs->state[cpu], DAMON_PERF_ST_ENABLED,
 		    DAMON_PERF_ST_RUNNING) == DAMON_PERF_ST_ENABLED)
-		damon_perf_obs_moved(cpu, DAMON_PERF_ST_ENABLED,
+		damon_perf_obs_moved(obs, cpu, DAMON_PERF_ST_ENABLED,
 				     DAMON_PERF_ST_RUNNING);
 }
+
+#if IS_ENABLED(CONFIG_DAMON_PERF_EVENTS_KUNIT_TEST) || \
+	IS_ENABLED(CONFIG_DAMON_PERF_OBSERVE_KUNIT_TEST)
+#include <kunit/resource.h>
+#include <kunit/test-bug.h>
+
+#define DAMON_PERF_OBS_KUNIT_RES	"damon_perf_obs_stats"
+
+static void damon_perf_obs_kunit_free(struct kunit_resource *res)
+{
+	struct damon_perf_obs_stats *stats = res->data;
+
+	free_percpu(stats->cpus);
+	kfree(stats);
+}
+
+/**
+ * damon_perf_obs_kunit_isolate() - Give a KUnit test counters of its own.
+ * @test:	The test, as a suite's init function gets it.
+ *
+ * Contexts whose observation state @test sets up from its own thread count
+ * in a set of counters and event states that lives as long as @test, not in
+ * the live set that perf_stats shows.
+ *
+ * Return: 0 on success, -ENOMEM otherwise.
+ */
+int damon_perf_obs_kunit_isolate(struct kunit *test)
+{
+	struct damon_perf_obs_stats *stats;
+	struct kunit_resource *res;
+
+	res = kunit_kzalloc(test, sizeof(*res), GFP_KERNEL);
+	stats = kzalloc(sizeof(*stats), GFP_KERNEL);
+	if (!res || !stats)
+		goto fail;
+	stats->cpus = alloc_percpu(struct damon_perf_obs_cpu);
+	if (!stats->cpus)
+		goto fail;
+	if (!kunit_add_named_resource(test, NULL, damon_perf_obs_kunit_free,
+				      res, DAMON_PERF_OBS_KUNIT_RES, stats))
+		return 0;
+	free_percpu(stats->cpus);
+fail:
+	kfree(stats);
+	return -ENOMEM;
+}
+
+/* The set of the KUnit test running in this thread, if it has one. */
+static struct damon_perf_obs_stats *damon_perf_obs_kunit_stats(void)
+{
+	struct kunit *test = kunit_get_current_test();
+	struct damon_perf_obs_stats *stats;
+	struct kunit_resource *res;
+
+	if (!test)
+		return NULL;
+	res = kunit_find_named_resource(test, DAMON_PERF_OBS_KUNIT_RES);
+	if (!res)
+		return NULL;
+	stats = res->data;
+	kunit_put_resource(res);
+	return stats;
+}
+#else
+static inline struct damon_perf_obs_stats *damon_perf_obs_kunit_stats(void)
+{
+	return NULL;
+}
+#endif
 
 /**
  * damon_perf_obs_init() - Set up the observation state of a context.
@@ -476,6 +588,7 @@ static void damon_perf_obs_run(struct damon_perf_obs *obs, unsigned int cpu)
  */
 int damon_perf_obs_init(struct damon_perf_obs *obs)
 {
+	obs->stats = damon_perf_obs_kunit_stats() ?: &damon_perf_obs_live;
 	obs->state = kcalloc(nr_cpu_ids, sizeof(*obs->state), GFP_KERNEL);
 	return obs->state ? 0 : -ENOMEM;
 }
@@ -553,7 +666,7 @@ void damon_perf_obs_sample(struct damon_perf_obs *obs,
 {
 	unsigned int cpu = smp_processor_id();
 
-	this_cpu_inc(damon_perf_obs_cpus.reason[reason]);
+	this_cpu_inc(obs->stats->cpus->reason[reason]);
 	damon_perf_obs_run(obs, cpu);
 
 	trace_damon_perf_sample(addr,
@@ -565,33 +678,37 @@ void damon_perf_obs_sample(struct damon_perf_obs *obs,
 }
 
 /* Raise this CPU's ring_peak to @occupancy; best effort against nesting. */
-static void damon_perf_obs_peak(unsigned long occupancy)
+static void damon_perf_obs_peak(struct damon_perf_obs_cpu __percpu *cpus,
+				unsigned long occupancy)
 {
 	u64 old;
 
 	do {
-		old = this_cpu_read(damon_perf_obs_cpus.ring_peak);
+		old = this_cpu_read(cpus->ring_peak);
 		if (occupancy <= old)
 			return;
-	} while (this_cpu_cmpxchg(damon_perf_obs_cpus.ring_peak, old,
-				  occupancy) != old);
+	} while (this_cpu_cmpxchg(cpus->ring_peak, old, occupancy) != old);
 }
 
-/* Count a record stored in this CPU's ring, which now holds @occupancy. */
-static void damon_perf_obs_enqueue(unsigned long occupancy)
+/* Count a record stored in this CPU's @ring, which now holds @occupancy. */
+static void damon_perf_obs_enqueue(struct damon_perf_ring *ring,
+				   unsigned long occupancy)
 {
-	this_cpu_inc(damon_perf_obs_cpus.enqueue);
-	damon_perf_obs_peak(occupancy);
+	this_cpu_inc(ring->stats->cpus->enqueue);
+	damon_perf_obs_peak(ring->stats->cpus, occupancy);
 }
 
-/* Count and trace a record this CPU's full ring, of @occupancy, dropped. */
-static void damon_perf_obs_overflow(unsigned long occupancy)
+/* Count and trace a record this CPU's full @ring, of @occupancy, dropped. */
+static void damon_perf_obs_overflow(struct damon_perf_ring *ring,
+				    unsigned long occupancy)
 {
-	this_cpu_inc(damon_perf_obs_cpus.overflow);
-	damon_perf_obs_peak(occupancy);
+	struct damon_perf_obs_cpu __percpu *cpus = ring->stats->cpus;
+
+	this_cpu_inc(cpus->overflow);
+	damon_perf_obs_peak(cpus, occupancy);
 	trace_damon_perf_ring_overflow(smp_processor_id(), occupancy,
 				       DAMON_PERF_RING_SIZE,
-				       this_cpu_read(damon_perf_obs_cpus.overflow));
+				       this_cpu_read(cpus->overflow));
 }
 
 /**
@@ -600,7 +717,8 @@ static void damon_perf_obs_overflow(unsigned long occupancy)
  * @addr:	The report's virtual address.
  * @tgid:	The report's thread group id.
  *
- * Called on the reporting CPU, with preemption disabled.
+ * Called on the reporting CPU, with preemption disabled.  Counted in the
+ * live counters, as no context took the report.
  */
 void damon_perf_obs_report_missed(enum damon_perf_report_missed why,
 				  unsigned long addr, pid_t tgid)
@@ -621,7 +739,8 @@ void damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
 			      unsigned int cpu,
 			      const struct damon_perf_obs_drain *drain)
 {
-	struct damon_perf_obs_cpu *c = per_cpu_ptr(&damon_perf_obs_cpus, cpu);
+	struct damon_perf_ring *ring = per_cpu_ptr(rings, cpu);
+	struct damon_perf_obs_cpu *c = per_cpu_ptr(ring->stats->cpus, cpu);
 	unsigned long miss = 0;
 	int i;
 
@@ -636,7 +755,7 @@ void damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
 	atomic64_add(drain->update, &c->update);
 	trace_damon_perf_drain(cpu, drain->dequeue, drain->match, miss,
 			       drain->update,
-			       damon_perf_ring_len(per_cpu_ptr(rings, cpu)),
+			       damon_perf_ring_len(ring),
 			       local_clock() - drain->start);
 }
 
@@ -683,10 +802,14 @@ static const char * const damon_perf_counter_names[] = {
 
 static_assert(ARRAY_SIZE(damon_perf_counter_names) == NR_DAMON_PERF_COUNTERS);
 
-/* Snapshot of @cpu's counters into @v, indexed by &enum damon_perf_counter. */
-static void damon_perf_obs_read_cpu(unsigned int cpu, u64 *v)
+/*
+ * Snapshot of @cpu's counters in @stats into @v, indexed by
+ * &enum damon_perf_counter.
+ */
+static void damon_perf_obs_read_cpu(struct damon_perf_obs_stats *stats,
+				    unsigned int cpu, u64 *v)
 {
-	struct damon_perf_obs_cpu *c = per_cpu_ptr(&damon_perf_obs_cpus, cpu);
+	struct damon_perf_obs_cpu *c = per_cpu_ptr(stats->cpus, cpu);
 	int i;
 
 	v[DAMON_PERF_C_CALLBACK] = 0;
@@ -706,6 +829,7 @@ static void damon_perf_obs_read_cpu(unsigned int cpu, u64 *v)
 
 static int damon_perf_stats_show(struct seq_file *m, void *unused)
 {
+	struct damon_perf_obs_stats *stats = &damon_perf_obs_live;
 	u64 total[NR_DAMON_PERF_COUNTERS] = {}, v[NR_DAMON_PERF_COUNTERS];
 	u64 missed = 0;
 	enum damon_perf_cpu_state st;
@@ -713,15 +837,14 @@ static int damon_perf_stats_show(struct seq_file *m, void *unused)
 	int i;
 
 	for_each_possible_cpu(cpu) {
-		damon_perf_obs_read_cpu(cpu, v);
+		damon_perf_obs_read_cpu(stats, cpu, v);
 		for (i = 0; i < NR_DAMON_PERF_COUNTERS; i++) {
 			if (i == DAMON_PERF_C_RING_PEAK)
 				total[i] = max(total[i], v[i]);
 			else
 				total[i] += v[i];
 		}
-		missed += READ_ONCE(per_cpu_ptr(&damon_perf_obs_cpus,
-						cpu)->missed);
+		missed += READ_ONCE(per_cpu_ptr(stats->cpus, cpu)->missed);
 	}
 
 	seq_puts(m, "  ┌──────────────┬──────────────┐\n");
@@ -732,17 +855,17 @@ static int damon_perf_stats_show(struct seq_file *m, void *unused)
 			   damon_perf_counter_names[i], total[i]);
 	seq_puts(m, "  └──────────────┴──────────────┘\n");
 	seq_printf(m, "  report_missed=%llu illegal_state_changes=%lld ring_capacity=%lu\n",
-		   missed, atomic64_read(&damon_perf_obs_illegal),
+		   missed, atomic64_read(&stats->illegal),
 		   DAMON_PERF_RING_SIZE);
 
 	seq_puts(m, "\n  Per-CPU (non-zero / non-UNINIT):\n");
 	for_each_possible_cpu(cpu) {
 		bool any = false;
 
-		damon_perf_obs_read_cpu(cpu, v);
+		damon_perf_obs_read_cpu(stats, cpu, v);
 		for (i = 0; i < NR_DAMON_PERF_COUNTERS; i++)
 			any |= v[i] != 0;
-		st = damon_perf_cpu_state(cpu);
+		st = damon_perf_cpu_state(stats, cpu);
 		if (!any && st == DAMON_PERF_ST_UNINIT)
 			continue;
 		seq_printf(m, "  CPU%02u: st=%-7s cb=%llu enq=%llu deq=%llu ovf=%llu match=%llu miss=%llu upd=%llu\n",

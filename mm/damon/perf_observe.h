@@ -76,8 +76,10 @@ struct damon_perf_record {
 };
 
 struct damon_perf_ring;
+struct damon_perf_obs;
 
-struct damon_perf_ring __percpu *damon_perf_rings_alloc(void);
+struct damon_perf_ring __percpu *
+damon_perf_rings_alloc(const struct damon_perf_obs *obs);
 void damon_perf_rings_free(struct damon_perf_ring __percpu *rings);
 bool damon_perf_ring_push(struct damon_perf_ring __percpu *rings, u64 addr,
 			  pid_t tgid);
@@ -124,11 +126,15 @@ enum damon_perf_report_missed {
 
 #ifdef CONFIG_DAMON_PERF_OBSERVE
 
+struct damon_perf_obs_stats;
+
 /**
  * struct damon_perf_obs - Observation state of one context's perf events.
+ * @stats:	The counters and event states the context counts in.
  * @state:	&enum damon_perf_cpu_state of the events on each CPU.
  */
 struct damon_perf_obs {
+	struct damon_perf_obs_stats *stats;
 	u32 *state;
 };
 
@@ -154,6 +160,8 @@ struct damon_perf_obs_drain {
 
 int damon_perf_obs_init(struct damon_perf_obs *obs);
 void damon_perf_obs_exit(struct damon_perf_obs *obs);
+struct kunit;
+int damon_perf_obs_kunit_isolate(struct kunit *test);
 void damon_perf_obs_state(struct damon_perf_obs *obs, unsigned int cpu,
 			  enum damon_perf_cpu_state state);
 void damon_perf_obs_sample(struct damon_perf_obs *obs,
@@ -206,6 +214,12 @@ static inline int damon_perf_obs_init(struct damon_perf_obs *obs)
 
 static inline void damon_perf_obs_exit(struct damon_perf_obs *obs)
 {
+}
+
+struct kunit;
+static inline int damon_perf_obs_kunit_isolate(struct kunit *test)
+{
+	return 0;
 }
 
 static inline void damon_perf_obs_state(struct damon_perf_obs *obs,

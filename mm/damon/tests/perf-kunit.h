@@ -240,6 +240,8 @@ static struct kunit_case damon_perf_test_cases[] = {
 static struct kunit_suite damon_perf_test_suite = {
 	.name = "damon-perf",
 	.test_cases = damon_perf_test_cases,
+	/* contexts the tests start count in counters of their own */
+	.init = damon_perf_obs_kunit_isolate,
 };
 
 kunit_test_suite(damon_perf_test_suite);

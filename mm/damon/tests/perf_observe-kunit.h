@@ -20,69 +20,79 @@ static void damon_perf_obs_test_states(struct kunit *test)
 		DAMON_PERF_ST_ENABLED, DAMON_PERF_ST_RUNNING,
 	};
 	struct damon_perf_obs obs = {}, other = {};
+	struct damon_perf_obs_stats *stats;
 	unsigned int cpu = 0;
 	s64 illegal;
 	int i;
 
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&other));
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, damon_perf_cpu_state(cpu));
+	/* the suite's init gave the test a set of its own */
+	stats = obs.stats;
+	KUNIT_EXPECT_PTR_NE(test, stats, &damon_perf_obs_live);
+	KUNIT_EXPECT_PTR_EQ(test, stats, other.stats);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT,
+			damon_perf_cpu_state(stats, cpu));
 
 	/* the legal path, step by step */
 	for (i = 0; i < ARRAY_SIZE(chain); i++) {
 		damon_perf_obs_state(&obs, cpu, chain[i]);
 		KUNIT_EXPECT_EQ(test, chain[i], obs.state[cpu]);
-		KUNIT_EXPECT_EQ(test, chain[i], damon_perf_cpu_state(cpu));
+		KUNIT_EXPECT_EQ(test, chain[i],
+				damon_perf_cpu_state(stats, cpu));
 	}
+	/* the live set, which perf_stats shows, saw none of it */
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT,
+			damon_perf_cpu_state(&damon_perf_obs_live, cpu));
 
 	/* illegal changes are refused, counted, and change nothing */
-	illegal = atomic64_read(&damon_perf_obs_illegal);
+	illegal = atomic64_read(&stats->illegal);
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ENABLED);
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_CREATED);
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ERROR);
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, obs.state[cpu]);
 	KUNIT_EXPECT_EQ(test, illegal + 3,
-			atomic64_read(&damon_perf_obs_illegal));
+			atomic64_read(&stats->illegal));
 
 	/* a pause (watermarks) disables the events, and enabling resumes */
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_BOUND);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_BOUND, damon_perf_cpu_state(cpu));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_BOUND, damon_perf_cpu_state(stats, cpu));
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ENABLED);
 	damon_perf_obs_run(&obs, cpu);
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, obs.state[cpu]);
 	KUNIT_EXPECT_EQ(test, illegal + 3,
-			atomic64_read(&damon_perf_obs_illegal));
+			atomic64_read(&stats->illegal));
 	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_RUNNING);
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, other.state[cpu]);
 	KUNIT_EXPECT_EQ(test, illegal + 4,
-			atomic64_read(&damon_perf_obs_illegal));
+			atomic64_read(&stats->illegal));
 	KUNIT_EXPECT_FALSE(test, damon_perf_st_legal(DAMON_PERF_ST_UNINIT,
 						     NR_DAMON_PERF_STS));
 
 	/* a CPU shows the most advanced live state of its event sets */
 	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_CREATED);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, damon_perf_cpu_state(cpu));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, damon_perf_cpu_state(stats, cpu));
 
 	/* a refusal shows until the next successful create */
 	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_ERROR);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_ERROR, damon_perf_cpu_state(cpu));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_ERROR, damon_perf_cpu_state(stats, cpu));
 	damon_perf_obs_exit(&other);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_ERROR, damon_perf_cpu_state(cpu));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_ERROR, damon_perf_cpu_state(stats, cpu));
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&other));
 	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_CREATED);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, damon_perf_cpu_state(cpu));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, damon_perf_cpu_state(stats, cpu));
 
 	/* release: back to UNINIT once no event set lives on the CPU */
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_UNINIT);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_CREATED, damon_perf_cpu_state(cpu));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_CREATED, damon_perf_cpu_state(stats, cpu));
 
 	/* a sample that lost the race against the release changes nothing */
-	illegal = atomic64_read(&damon_perf_obs_illegal);
+	illegal = atomic64_read(&stats->illegal);
 	damon_perf_obs_run(&obs, cpu);
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, obs.state[cpu]);
-	KUNIT_EXPECT_EQ(test, illegal, atomic64_read(&damon_perf_obs_illegal));
+	KUNIT_EXPECT_EQ(test, illegal, atomic64_read(&stats->illegal));
 	damon_perf_obs_exit(&other);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, damon_perf_cpu_state(cpu));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, damon_perf_cpu_state(stats, cpu));
 
 	/*
 	 * a CPU no PMU of a context covers shows NOPMU, below any live
@@ -90,17 +100,17 @@ static void damon_perf_obs_test_states(struct kunit *test)
 	 */
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&other));
 	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_NOPMU);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_NOPMU, damon_perf_cpu_state(cpu));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_NOPMU, damon_perf_cpu_state(stats, cpu));
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_CREATED);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_CREATED, damon_perf_cpu_state(cpu));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_CREATED, damon_perf_cpu_state(stats, cpu));
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_UNINIT);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_NOPMU, damon_perf_cpu_state(cpu));
-	illegal = atomic64_read(&damon_perf_obs_illegal);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_NOPMU, damon_perf_cpu_state(stats, cpu));
+	illegal = atomic64_read(&stats->illegal);
 	damon_perf_obs_state(&other, cpu, DAMON_PERF_ST_CREATED);
 	KUNIT_EXPECT_EQ(test, illegal + 1,
-			atomic64_read(&damon_perf_obs_illegal));
+			atomic64_read(&stats->illegal));
 	damon_perf_obs_exit(&other);
-	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, damon_perf_cpu_state(cpu));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, damon_perf_cpu_state(stats, cpu));
 	damon_perf_obs_exit(&obs);
 }
 
@@ -110,31 +120,35 @@ static void damon_perf_obs_test_counters(struct kunit *test)
 		.dequeue = 7, .match = 4, .miss = {1, 1, 1}, .update = 2,
 		.start = local_clock(),
 	};
-	struct damon_perf_ring __percpu *rings = damon_perf_rings_alloc();
 	u64 before[NR_DAMON_PERF_COUNTERS], after[NR_DAMON_PERF_COUNTERS];
+	struct damon_perf_ring __percpu *rings;
 	struct perf_sample_data data = {};
 	struct damon_perf_obs obs = {};
+	struct damon_perf_ring *ring;
 	struct perf_event *event;
 	unsigned int cpu;
 	int r;
 
 	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, event);
-	KUNIT_ASSERT_TRUE(test, rings);
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
+	rings = damon_perf_rings_alloc(&obs);
+	KUNIT_ASSERT_TRUE(test, rings);
 
 	migrate_disable();
 	cpu = smp_processor_id();
-	damon_perf_obs_read_cpu(cpu, before);
+	ring = per_cpu_ptr(rings, cpu);
+	KUNIT_EXPECT_PTR_EQ(test, obs.stats, ring->stats);
+	damon_perf_obs_read_cpu(obs.stats, cpu, before);
 	preempt_disable();
 	for (r = 0; r < NR_DAMON_PERF_SAMPLE_REASONS; r++)
 		damon_perf_obs_sample(&obs, event, r ? &data : NULL, 0, 0, r);
-	damon_perf_obs_enqueue(before[DAMON_PERF_C_RING_PEAK] + 3);
-	damon_perf_obs_enqueue(1);
-	damon_perf_obs_overflow(DAMON_PERF_RING_SIZE);
+	damon_perf_obs_enqueue(ring, before[DAMON_PERF_C_RING_PEAK] + 3);
+	damon_perf_obs_enqueue(ring, 1);
+	damon_perf_obs_overflow(ring, DAMON_PERF_RING_SIZE);
 	preempt_enable();
 	damon_perf_obs_drain_end(rings, cpu, &drain);
-	damon_perf_obs_read_cpu(cpu, after);
+	damon_perf_obs_read_cpu(obs.stats, cpu, after);
 	migrate_enable();
 
 	/* one callback per reason, each counted under its reason */
@@ -214,6 +228,7 @@ static struct kunit_case damon_perf_obs_test_cases[] = {
 
 static struct kunit_suite damon_perf_obs_test_suite = {
 	.name = "damon-perf-observe",
+	.init = damon_perf_obs_kunit_isolate,
 	.test_cases = damon_perf_obs_test_cases,
 };
 
