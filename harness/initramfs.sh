@@ -76,29 +76,40 @@ copy_with_libs /usr/bin/make /usr/bin/make
 # tests put them on PATH where they test that choice.
 copy_with_libs /usr/bin/stress-ng /opt/stress/bin/stress-ng
 copy_with_libs /usr/bin/stress /opt/stress/bin/stress
+# The base's DAMON selftests use options busybox lacks (grep --max-count,
+# dmesg -C) and pgrep, which it does not have: Debian's, off PATH, for
+# the guest test that runs them.  The rest of the guest, the series'
+# selftest included, keeps to busybox, as minimal CI root file systems do.
+copy_with_libs /bin/grep /opt/gnu/bin/grep
+copy_with_libs /bin/dmesg /opt/gnu/bin/dmesg
+copy_with_libs /usr/bin/pgrep /opt/gnu/bin/pgrep
 # Debian's perf and trace-cmd, the tools admins read tracepoints with.
 copy_with_libs /usr/bin/perf /usr/bin/perf
 copy_with_libs /usr/bin/trace-cmd /usr/bin/trace-cmd
 
+# Debian's python3 and the part of its standard library that the base's
+# Python DAMON selftests, damo and the fuzzer use; /usr/bin/env for the
+# scripts' "#!/usr/bin/env python3".
+copy_with_libs /usr/bin/python3.11 /usr/bin/python3
+ln -s /bin/busybox "$root/usr/bin/env"
+py=/usr/lib/python3.11
+mkdir -p "$root$py"
+(cd "$py" && find . \( -name test -o -name tests -o -name __pycache__ \
+	-o -name idlelib -o -name tkinter -o -name turtledemo \
+	-o -name ensurepip -o -name lib2to3 -o -name 'site-packages' \
+	-o -name 'dist-packages' -o -name 'config-3.11-*' \) -prune -o \
+	-print | cpio -pdm --quiet "$root$py")
+for so in "$py"/lib-dynload/*.so; do
+	for lib in $(ldd "$so" | grep -o '/[^ ]*'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+done
+
 # damo, the DAMON user-space tool, from the snapshot beside the repository
-# (../shared/damo, or $DAMO_DIR), with Debian's python3 and the part of its
-# standard library damo can use.  Without the snapshot the damo test skips.
+# (../shared/damo, or $DAMO_DIR).  Without the snapshot the damo test skips.
 damo=${DAMO_DIR:-$TOP/../shared/damo}
 if [ -f "$damo/src/damo.py" ]; then
-	copy_with_libs /usr/bin/python3.11 /usr/bin/python3
-	py=/usr/lib/python3.11
-	mkdir -p "$root$py"
-	(cd "$py" && find . \( -name test -o -name tests -o -name __pycache__ \
-		-o -name idlelib -o -name tkinter -o -name turtledemo \
-		-o -name ensurepip -o -name lib2to3 -o -name 'site-packages' \
-		-o -name 'dist-packages' -o -name 'config-3.11-*' \) -prune -o \
-		-print | cpio -pdm --quiet "$root$py")
-	for so in "$py"/lib-dynload/*.so; do
-		for lib in $(ldd "$so" | grep -o '/[^ ]*'); do
-			mkdir -p "$root$(dirname "$lib")"
-			cp -L "$lib" "$root$lib"
-		done
-	done
 	mkdir -p "$root/opt/damo"
 	cp -r "$damo/src" "$root/opt/damo/"
 fi

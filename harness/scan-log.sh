@@ -23,8 +23,40 @@ patterns=(
 	'suspected memory leak'
 	'Call Trace:'
 )
+# A user program's own fault ("traps: COMM[PID] general protection fault
+# ip:... sp:..."), which some of the base's DAMON selftests cause on
+# purpose, is not a kernel problem.
+user_trap='traps: [^ ]+\[[0-9]+\] (general protection fault|trap [a-z ]+) ip:'
 regex=$(IFS='|'; echo "${patterns[*]}")
-if hits=$(tr -d '\r' <"$1" | grep -E -n -- "$regex"); then
+
+# With SCAN_LOG_KCSAN_SCOPE set (a regular expression, such as "damon"),
+# a KCSAN data race report counts only if a line of it matches, a function
+# of its stacks say; the others are listed, not judged.
+kcsan_scope() {
+	awk -v scope="$SCAN_LOG_KCSAN_SCOPE" '
+	function flush() {
+		if (blk != "" && hit)
+			printf "%s", blk
+		else if (blk != "")
+			print "scan-log: KCSAN report outside the scope, not judged: " title > "/dev/stderr"
+		blk = ""
+	}
+	/BUG: KCSAN: / { flush(); inblk = 1; hit = 0; title = $0 }
+	inblk { blk = blk $0 "\n"; if ($0 ~ scope) hit = 1 }
+	inblk && /\] =+$/ && blk != $0 "\n" { flush(); inblk = 0; next }
+	!inblk { print }
+	END { flush() }'
+}
+
+filter() {
+	if [ -n "${SCAN_LOG_KCSAN_SCOPE:-}" ]; then
+		kcsan_scope
+	else
+		cat
+	fi
+}
+
+if hits=$(tr -d '\r' <"$1" | filter | grep -E -n -- "$regex" | grep -Ev -- "$user_trap"); then
 	echo "scan-log: $1:" >&2
 	head -n 20 <<<"$hits" >&2
 	exit 1
