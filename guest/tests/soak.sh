@@ -1,0 +1,268 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A churn soak of the perf event mode: SOAK_STARTS start/stop cycles of a
+# kdamond whose event alternates between the software page-fault event and
+# the test PMU's NMI delivery, then SOAK_HOTPLUG CPU offline/online cycles
+# under a kdamond sampling with the test PMU in NMI delivery.  At the end
+# perf_stats must be idle again, no DAMON event may be left, the counter
+# relations must hold, and kmemleak (if built) must find nothing.  Prints
+# one "soak: ..." summary line; exits non-zero on any failure.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+SOAK_STARTS=${SOAK_STARTS:-200}
+SOAK_HOTPLUG=${SOAK_HOTPLUG:-50}
+# the test PMU's period, in ns: 50 us, four times testpmu.sh's rate
+SOAK_PERIOD=${SOAK_PERIOD:-50000}
+
+PMUS=/sys/bus/event_source/devices
+PMU_STATS=/sys/kernel/debug/damon_test_pmu/stats
+KMEMLEAK=/sys/kernel/debug/kmemleak
+CPUS=/sys/devices/system/cpu
+NMI=3
+BATCH_SHIFT=8
+PF=(type=1 config=2 sample_period=1)
+
+starts=0
+hotplugs=0
+trap 'stop_workload; damon_stop_all; online_all_cpus' EXIT
+
+online_all_cpus() {
+	local c
+
+	for c in "$CPUS"/cpu[1-9]*/online; do
+		[ "$(cat "$c")" = 1 ] || echo 1 >"$c" || true
+	done
+}
+
+pmu_stat() {
+	awk -v n="$1" '$1 == n { print $2 }' "$PMU_STATS"
+}
+
+# cpu_state N: the perf_stats state of CPU N; a CPU without a line is UNINIT
+cpu_state() {
+	local s
+
+	s=$(cpu_states | awk -v c="$(printf 'CPU%02u' "$1")" '$1 == c { print $2 }')
+	echo "${s:-UNINIT}"
+}
+
+# cpu_in STATES N: CPU N's state matches the extended regex STATES
+cpu_in() {
+	[[ $(cpu_state "$2") =~ ^($1)$ ]]
+}
+
+# some_cpu_in STATES: at least one CPU is in a state matching STATES
+some_cpu_in() {
+	cpu_states | grep -qE " ($1)\$"
+}
+
+# not_uninit: the number of per-CPU lines of perf_stats whose state is not
+# UNINIT, i.e. CPUs on which some context still holds events (or NOPMU)
+not_uninit() {
+	cpu_states | grep -cv ' UNINIT$' || true
+}
+
+all_uninit() {
+	[ "$(not_uninit)" -eq 0 ]
+}
+
+all_running() {
+	[ "$(cpu_states | grep -c ' RUNNING$')" -eq "$(nproc)" ]
+}
+
+kd_state() {
+	cat "$(kdamond_dir 0)/state"
+}
+
+# set_event I: the event of start cycle I, the page-fault event on even
+# cycles and the test PMU in NMI delivery on odd ones
+set_event() {
+	if [ $(($1 % 2)) -eq 0 ]; then
+		damon_set_perf 0 "${PF[@]}"
+	else
+		damon_set_perf 0 type="$DT" config=$((NMI | 1 << BATCH_SHIFT)) \
+			config1="$CUR_VAR" config2="$WORKLOAD_PID" \
+			sample_period="$SOAK_PERIOD"
+	fi
+}
+
+# fast DAMON intervals, so that drains come often
+fast_intervals() {
+	local iv
+
+	iv=$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals
+	echo 1000 >"$iv/sample_us"
+	echo 20000 >"$iv/aggr_us"
+}
+
+# one_start I: start, see a sample arrive, stop, see the events released
+one_start() {
+	local kd what
+
+	kd=$(kdamond_dir 0)
+	what=$([ $(($1 % 2)) -eq 0 ] && echo page-fault || echo damon_test-NMI)
+	set_event "$1"
+	if ! sysfs_write on "$kd/state"; then
+		echo "start $1 ($what): on refused"
+		return 1
+	fi
+	if [ "$(kd_state)" != on ]; then
+		echo "start $1 ($what): state is $(kd_state) after on"
+		return 1
+	fi
+	# RUNNING: a sample arrived on some CPU
+	if ! poll "$POLL_SECONDS" some_cpu_in RUNNING; then
+		echo "start $1 ($what): no CPU reached RUNNING"
+		cpu_states
+		return 1
+	fi
+	if [ "$(kd_state)" != on ]; then
+		echo "start $1 ($what): the kdamond stopped by itself"
+		return 1
+	fi
+	if ! sysfs_write off "$kd/state"; then
+		echo "start $1 ($what): off refused"
+		return 1
+	fi
+	if [ "$(kd_state)" != off ]; then
+		echo "start $1 ($what): state is $(kd_state) after off"
+		return 1
+	fi
+	if ! poll "$POLL_SECONDS" all_uninit; then
+		echo "start $1 ($what): events left after off"
+		cpu_states
+		return 1
+	fi
+}
+
+# one_hotplug I: take CPU 1 + (I % 3) offline and online again while the
+# kdamond samples; its events go and come back, the kdamond stays on
+one_hotplug() {
+	local cpu=$((1 + $1 % 3))
+
+	if ! echo 0 >"$CPUS/cpu$cpu/online"; then
+		echo "hotplug $1: cpu$cpu offline refused"
+		return 1
+	fi
+	if ! poll "$POLL_SECONDS" cpu_in UNINIT "$cpu"; then
+		echo "hotplug $1: cpu$cpu offline but its state is $(cpu_state "$cpu")"
+		return 1
+	fi
+	if [ "$(kd_state)" != on ]; then
+		echo "hotplug $1: the kdamond stopped with cpu$cpu offline"
+		return 1
+	fi
+	if ! echo 1 >"$CPUS/cpu$cpu/online"; then
+		echo "hotplug $1: cpu$cpu online refused"
+		return 1
+	fi
+	if ! poll "$POLL_SECONDS" cpu_in 'ENABLED|RUNNING' "$cpu"; then
+		echo "hotplug $1: cpu$cpu online, its events did not come back ($(cpu_state "$cpu"))"
+		cpu_states
+		return 1
+	fi
+	if [ "$(kd_state)" != on ]; then
+		echo "hotplug $1: the kdamond stopped after cpu$cpu came back"
+		return 1
+	fi
+}
+
+# kernel_reports: lines of the kernel log that boot.sh's scan would flag
+kernel_reports() {
+	dmesg | grep -cE 'Kernel panic|Oops[:]|BUG[:]|WARNING[:]|cut here|KASAN[:]|UBSAN[:]|general protection fault|circular locking|recursive locking|inconsistent lock state|blocked for more than|suspected memory leak|Call Trace:' || true
+}
+
+DT=$(cat "$PMUS/damon_test/type")
+leaks=n/a
+if [ -e "$KMEMLEAK" ]; then
+	# forget what boot left behind; only the soak's leaks count
+	echo clear >"$KMEMLEAK"
+fi
+BEFORE=$(perf_stats_snapshot)
+check "perf_stats is idle before the soak" all_uninit
+t0=$SECONDS
+
+echo "=== part A: $SOAK_STARTS start/stop cycles (page-fault / damon_test NMI, period ${SOAK_PERIOD}ns) ==="
+start_workload -m fault -H 4 -C 32 -s 0
+sysfs_write 1 "$DAMON_ADMIN/kdamonds/nr_kdamonds"
+damon_setup_vaddr 0 "$WORKLOAD_PID"
+fast_intervals
+ok=1
+for i in $(seq 0 $((SOAK_STARTS - 1))); do
+	if ! one_start "$i"; then
+		ok=0
+		break
+	fi
+	starts=$((starts + 1))
+	[ $((starts % 50)) -ne 0 ] || echo "  $starts starts in $((SECONDS - t0))s"
+done
+# a failed cycle may leave the kdamond on
+[ "$(kd_state)" = off ] || sysfs_write off "$(kdamond_dir 0)/state"
+check "part A: $starts of $SOAK_STARTS start/stop cycles, each on, sampling, off and released" \
+	test $ok -eq 1
+echo "part A took $((SECONDS - t0))s"
+
+echo "=== part B: $SOAK_HOTPLUG CPU offline/online cycles under damon_test NMI sampling ==="
+t1=$SECONDS
+set_event 1
+rc=0
+sysfs_write on "$(kdamond_dir 0)/state" || rc=1
+check "part B: the kdamond starts" test $rc -eq 0
+check "part B: every CPU is sampling (RUNNING)" poll "$POLL_SECONDS" all_running
+ok=$((rc == 0))
+for i in $(seq 0 $((SOAK_HOTPLUG - 1))); do
+	[ $ok -eq 1 ] || break
+	if ! one_hotplug "$i"; then
+		ok=0
+		break
+	fi
+	hotplugs=$((hotplugs + 1))
+	[ $((hotplugs % 10)) -ne 0 ] || echo "  $hotplugs hotplug cycles in $((SECONDS - t1))s"
+done
+check "part B: $hotplugs of $SOAK_HOTPLUG offline/online cycles, the CPU's events back each time, the kdamond on" \
+	test $ok -eq 1
+cpu_states
+echo "part B took $((SECONDS - t1))s"
+
+echo "=== the end: everything stopped ==="
+online_all_cpus
+damon_stop_all
+stop_workload
+check "no kdamond left" \
+	test "$(cat "$DAMON_ADMIN/kdamonds/nr_kdamonds")" = 0
+check "perf_stats is idle: every CPU UNINIT" poll "$POLL_SECONDS" all_uninit
+cat "$PERF_STATS"
+events_left=$(not_uninit)
+# The test PMU counts no live events; what it can show is that no event of
+# it is still firing: its interrupt count stands still once all is stopped.
+irqs=$(pmu_stat interrupts)
+sleep 2
+irqs=$(($(pmu_stat interrupts) - irqs))
+check "the test PMU makes no interrupt once stopped ($irqs in 2 s)" test "$irqs" -eq 0
+AFTER=$(perf_stats_snapshot)
+check "the conservation laws hold" laws
+check "no illegal event state change ($(delta illegal_state_changes))" \
+	test "$(delta illegal_state_changes)" -eq 0
+check "no report missed ($(delta report_missed))" test "$(delta report_missed)" -eq 0
+check "samples were taken and matched ($(delta match))" test "$(delta match)" -gt 0
+cat "$PMU_STATS"
+
+if [ -e "$KMEMLEAK" ]; then
+	# kmemleak reports objects only once they are 5 s old
+	echo scan >"$KMEMLEAK"
+	sleep 6
+	echo scan >"$KMEMLEAK"
+	leaks=$(grep -c '^unreferenced object' "$KMEMLEAK" || true)
+	[ "$leaks" -eq 0 ] || head -n 40 "$KMEMLEAK"
+	check "kmemleak found no leaks ($leaks)" test "$leaks" -eq 0
+else
+	echo "no $KMEMLEAK in this kernel: leaks not checked"
+fi
+reports=$(kernel_reports)
+[ "$reports" -eq 0 ] || dmesg | grep -E 'WARNING|BUG|KASAN|Call Trace' | head -n 20
+check "the kernel log has no report ($reports lines)" test "$reports" -eq 0
+echo "soak took $((SECONDS - t0))s"
+
+echo "soak: starts=$starts hotplug=$hotplugs reports=$reports leaks=$leaks events_left=$events_left"
+finish
