@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # damon-perf: build the patched kernel, boot it under QEMU, run the tests.
 
-.PHONY: all demo check reproduce series base apply export kernel initramfs clean distclean
+.PHONY: all demo check soak reproduce series base apply export kernel initramfs clean distclean
 
 all: kernel
 
@@ -10,6 +10,11 @@ demo:
 
 check:
 	@bash harness/check.sh
+
+# make soak [STARTS=200] [HOTPLUG=50] [KERNEL=debug|test]
+soak:
+	@STARTS="$(STARTS)" HOTPLUG="$(HOTPLUG)" KERNEL="$(KERNEL)" \
+		PERIOD="$(PERIOD)" bash harness/soak.sh
 
 reproduce:
 	@bash harness/reproduce.sh
