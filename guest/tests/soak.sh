@@ -209,8 +209,11 @@ set_event 1
 rc=0
 sysfs_write on "$(kdamond_dir 0)/state" || rc=1
 check "part B: the kdamond starts" test $rc -eq 0
-check "part B: every CPU is sampling (RUNNING)" poll "$POLL_SECONDS" all_running
-ok=$((rc == 0))
+ok=0
+if [ $rc -eq 0 ] && poll "$POLL_SECONDS" all_running; then
+	ok=1
+fi
+check "part B: every CPU is sampling (RUNNING)" test $ok -eq 1
 for i in $(seq 0 $((SOAK_HOTPLUG - 1))); do
 	[ $ok -eq 1 ] || break
 	if ! one_hotplug "$i"; then
