@@ -11,9 +11,9 @@ demo:
 check:
 	@bash harness/check.sh
 
-# make soak [STARTS=200] [HOTPLUG=50] [KERNEL=debug|test]
+# make soak [STARTS=200] [HOTPLUG=50] [MIXED=0] [KERNEL=debug|test]
 soak:
-	@STARTS="$(STARTS)" HOTPLUG="$(HOTPLUG)" KERNEL="$(KERNEL)" \
+	@STARTS="$(STARTS)" HOTPLUG="$(HOTPLUG)" MIXED="$(MIXED)" KERNEL="$(KERNEL)" \
 		PERIOD="$(PERIOD)" bash harness/soak.sh
 
 reproduce:

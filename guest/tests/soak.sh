@@ -3,7 +3,9 @@
 # A churn soak of the perf event mode: SOAK_STARTS start/stop cycles of a
 # kdamond whose event alternates between the software page-fault event and
 # the test PMU's NMI delivery, then SOAK_HOTPLUG CPU offline/online cycles
-# under a kdamond sampling with the test PMU in NMI delivery.  At the end
+# under a kdamond sampling with the test PMU in NMI delivery, then
+# SOAK_MIXED (default 0) start/commit/stop cycles while CPUs 1-3 go offline
+# and online again all the time.  At the end
 # perf_stats must be idle again, no DAMON event may be left, the counter
 # relations must hold, and kmemleak (if built) must find nothing.  Prints
 # one "soak: ..." summary line; exits non-zero on any failure.
@@ -12,6 +14,7 @@ set -euo pipefail
 
 SOAK_STARTS=${SOAK_STARTS:-200}
 SOAK_HOTPLUG=${SOAK_HOTPLUG:-50}
+SOAK_MIXED=${SOAK_MIXED:-0}
 # the test PMU's period, in ns: 50 us, four times testpmu.sh's rate
 SOAK_PERIOD=${SOAK_PERIOD:-50000}
 
@@ -25,7 +28,9 @@ PF=(type=1 config=2 sample_period=1)
 
 starts=0
 hotplugs=0
-trap 'stop_workload; damon_stop_all; online_all_cpus' EXIT
+mixed=0
+HOTPLUGGER=
+trap 'stop_hotplugger; stop_workload; damon_stop_all; online_all_cpus' EXIT
 
 online_all_cpus() {
 	local c
@@ -168,6 +173,63 @@ one_hotplug() {
 	fi
 }
 
+# hotplugger: take CPUs 1-3 offline and online again, in turn, until
+# /tmp/soak.stop exists; count the cycles and the refusals
+hotplugger() {
+	local i=0 c
+
+	while [ ! -e /tmp/soak.stop ]; do
+		c=$((1 + i % 3))
+		i=$((i + 1))
+		echo 0 >"$CPUS/cpu$c/online" || echo "offline cpu$c refused" >>/tmp/soak.hperr
+		echo 1 >"$CPUS/cpu$c/online" || echo "online cpu$c refused" >>/tmp/soak.hperr
+		echo "$i" >/tmp/soak.hpcount
+	done
+}
+
+stop_hotplugger() {
+	[ -n "$HOTPLUGGER" ] || return 0
+	touch /tmp/soak.stop
+	wait "$HOTPLUGGER" || true
+	HOTPLUGGER=
+}
+
+# one_mixed I: start with the event of cycle I, commit the other event,
+# stop; the events are released even though CPUs come and go meanwhile
+one_mixed() {
+	local kd d
+
+	kd=$(kdamond_dir 0)
+	d=$(perf_dir 0)/0
+	set_event "$1"
+	if ! sysfs_write on "$kd/state"; then
+		echo "mixed $1: on refused"
+		return 1
+	fi
+	if [ $(($1 % 2)) -eq 0 ]; then
+		echo "$DT" >"$d/type"
+		echo $((NMI | 1 << BATCH_SHIFT)) >"$d/config"
+		echo "$SOAK_PERIOD" >"$d/sample_period"
+	else
+		echo 1 >"$d/type"
+		echo 2 >"$d/config"
+		echo 1 >"$d/sample_period"
+	fi
+	if ! sysfs_write commit "$kd/state" || [ "$(kd_state)" != on ]; then
+		echo "mixed $1: commit refused, or the kdamond stopped ($(kd_state))"
+		return 1
+	fi
+	if ! sysfs_write off "$kd/state" || [ "$(kd_state)" != off ]; then
+		echo "mixed $1: off refused ($(kd_state))"
+		return 1
+	fi
+	if ! poll "$POLL_SECONDS" all_uninit; then
+		echo "mixed $1: events left after off"
+		cpu_states
+		return 1
+	fi
+}
+
 # kernel_reports: lines of the kernel log that boot.sh's scan would flag
 kernel_reports() {
 	dmesg | grep -cE 'Kernel panic|Oops[:]|BUG[:]|WARNING[:]|cut here|KASAN[:]|UBSAN[:]|general protection fault|circular locking|recursive locking|inconsistent lock state|blocked for more than|suspected memory leak|Call Trace:' || true
@@ -228,6 +290,32 @@ check "part B: $hotplugs of $SOAK_HOTPLUG offline/online cycles, the CPU's event
 cpu_states
 echo "part B took $((SECONDS - t1))s"
 
+if [ "$SOAK_MIXED" -gt 0 ]; then
+	echo "=== part C: $SOAK_MIXED start/commit/stop cycles under constant CPU hotplug ==="
+	t2=$SECONDS
+	[ "$(kd_state)" = off ] || sysfs_write off "$(kdamond_dir 0)/state"
+	rm -f /tmp/soak.stop /tmp/soak.hperr /tmp/soak.hpcount
+	hotplugger &
+	HOTPLUGGER=$!
+	ok=1
+	for i in $(seq 0 $((SOAK_MIXED - 1))); do
+		if ! one_mixed "$i"; then
+			ok=0
+			break
+		fi
+		mixed=$((mixed + 1))
+		[ $((mixed % 20)) -ne 0 ] || echo "  $mixed cycles in $((SECONDS - t2))s"
+	done
+	stop_hotplugger
+	online_all_cpus
+	echo "part C: $(cat /tmp/soak.hpcount 2>/dev/null || echo 0) hotplug cycles meanwhile"
+	check "part C: $mixed of $SOAK_MIXED start/commit/stop cycles during CPU hotplug" \
+		test $ok -eq 1
+	check "part C: every CPU offline and online was taken" \
+		test ! -s /tmp/soak.hperr
+	echo "part C took $((SECONDS - t2))s"
+fi
+
 echo "=== the end: everything stopped ==="
 online_all_cpus
 damon_stop_all
@@ -267,5 +355,5 @@ reports=$(kernel_reports)
 check "the kernel log has no report ($reports lines)" test "$reports" -eq 0
 echo "soak took $((SECONDS - t0))s"
 
-echo "soak: starts=$starts hotplug=$hotplugs reports=$reports leaks=$leaks events_left=$events_left"
+echo "soak: starts=$starts hotplug=$hotplugs mixed=$mixed reports=$reports leaks=$leaks events_left=$events_left"
 finish
