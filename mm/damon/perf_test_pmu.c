@@ -80,6 +80,7 @@ enum damon_test_pmu_deliver {
  * struct damon_test_event - State of one event.
  * @event:	The event.
  * @timer:	Fires once per period.
+ * @mode:	The timer's mode: soft for softirq delivery, else hard.
  * @period:	The period, in nanoseconds.
  * @deliver:	&enum damon_test_pmu_deliver.
  * @batch:	Records per interrupt.
@@ -95,6 +96,7 @@ enum damon_test_pmu_deliver {
 struct damon_test_event {
 	struct perf_event *event;
 	struct hrtimer timer;
+	enum hrtimer_mode mode;
 	u64 period;
 	unsigned int deliver;
 	unsigned int batch;
@@ -408,7 +410,12 @@ static enum hrtimer_restart damon_test_pmu_timer(struct hrtimer *timer)
 		damon_test_pmu_send_nmi(te);
 		break;
 	}
-	if (READ_ONCE(te->stopped))
+	/*
+	 * A soft timer runs with interrupts on until the local_irq_save()
+	 * above: a stop() and start() in between (the tick adjusting a freq
+	 * event's period) queued the timer again, and it runs from there.
+	 */
+	if (READ_ONCE(te->stopped) || hrtimer_is_queued(timer))
 		ret = HRTIMER_NORESTART;
 	else
 		hrtimer_forward_now(timer, ns_to_ktime(te->period));
@@ -468,10 +475,9 @@ static int damon_test_pmu_event_init(struct perf_event *event)
 		te->period = event->hw.sample_period;
 	te->period = max(te->period, DAMON_TEST_PMU_MIN_PERIOD);
 	te->stopped = true;
-	hrtimer_init(&te->timer, CLOCK_MONOTONIC,
-		     deliver == DAMON_TEST_PMU_SOFTIRQ ?
-		     HRTIMER_MODE_REL_PINNED_SOFT :
-		     HRTIMER_MODE_REL_PINNED_HARD);
+	te->mode = deliver == DAMON_TEST_PMU_SOFTIRQ ?
+		HRTIMER_MODE_REL_PINNED_SOFT : HRTIMER_MODE_REL_PINNED_HARD;
+	hrtimer_init(&te->timer, CLOCK_MONOTONIC, te->mode);
 	te->timer.function = damon_test_pmu_timer;
 	event->hw.last_period = event->hw.sample_period;
 	event->pmu_private = te;
@@ -488,10 +494,7 @@ static void damon_test_pmu_start(struct perf_event *event, int flags)
 	/* from perf_event_overflow(): the running timer goes on by itself */
 	if (te->delivering)
 		return;
-	hrtimer_start(&te->timer, ns_to_ktime(te->period),
-		      te->deliver == DAMON_TEST_PMU_SOFTIRQ ?
-		      HRTIMER_MODE_REL_PINNED_SOFT :
-		      HRTIMER_MODE_REL_PINNED_HARD);
+	hrtimer_start(&te->timer, ns_to_ktime(te->period), te->mode);
 }
 
 static void damon_test_pmu_stop(struct perf_event *event, int flags)
