@@ -75,6 +75,13 @@ test_scan_log() {
 			! "$TOP/harness/scan-log.sh" "$f" 2>/dev/null || { echo "missed: $f"; bad=1; } ;;
 		esac
 	done
+	# with a KCSAN scope, a data race report outside it is not judged
+	SCAN_LOG_KCSAN_SCOPE=damon "$TOP/harness/scan-log.sh" \
+		"$TOP/tests/host/kcsan-elsewhere.log" ||
+		{ echo "a report outside the scope was flagged"; bad=1; }
+	! SCAN_LOG_KCSAN_SCOPE=damon "$TOP/harness/scan-log.sh" \
+		"$TOP/tests/host/scan-log/kcsan.log" 2>/dev/null ||
+		{ echo "a report in the scope was missed"; bad=1; }
 	return $bad
 }
 
@@ -136,8 +143,11 @@ kunit_passed() {
 		grep -q '\[PASSED\] damon-perf-observe =' "$parsed"
 }
 
+# Every suite passes, and perf_stats then reads as if none had run: the
+# suites count in counters of their own.
 test_kunit() {
-	"$TOP/harness/boot.sh" -n kunit -a kunit.enable=1 -- true &&
+	"$TOP/harness/boot.sh" -n kunit -a kunit.enable=1 -- \
+		/opt/damon-perf/tests/kunit-after.sh &&
 		kunit_passed "$LOG_DIR/kunit.log"
 }
 
@@ -175,6 +185,22 @@ test_combo_spec() {
 	grep -E '^CONFIG_DAMON_PERF_(EVENTS|OBSERVE)=' "$OBJ_ROOT/combo-spec/.config"
 	grep -qx 'CONFIG_DAMON_PERF_EVENTS=y' "$OBJ_ROOT/combo-spec/.config" &&
 		[ -f "$OBJ_ROOT/combo-spec/mm/damon/perf_observe.o" ]
+}
+
+# A 32-bit kernel (ARCH=i386): mm/damon, perf event mode and observability
+# with their KUnit tests included, builds without warnings and calls none
+# of libgcc's 64-bit division helpers, which only a link would catch.
+test_combo_i386() {
+	local obj=$OBJ_ROOT/combo-i386 helpers
+
+	ARCH=i386 build_clean combo-i386 mm/damon/ "$TOP/Kconfig.damon-perf" \
+		"$TOP/configs/combo-i386.config" || return 1
+	file "$obj/mm/damon/perf_observe.o"
+	file "$obj/mm/damon/perf_observe.o" | grep -q 'ELF 32-bit' || return 1
+	helpers=$(nm -u "$obj"/mm/damon/*.o |
+		grep -E '__(u?div|u?mod)di3|__udivmoddi4' || true)
+	echo "64-bit division helpers called: ${helpers:-none}"
+	[ -z "$helpers" ]
 }
 
 series_check() {
@@ -230,6 +256,83 @@ test_debug() {
 		kunit_passed "$LOG_DIR/debug.log"
 }
 
+# The pristine base kernel with the test kernel's configuration, less the
+# series' symbols, in build/obj/base-test.
+build_base_kernel() {
+	local obj=$OBJ_ROOT/base-test log=$LOG_DIR/build-base-test.log
+
+	mkdir -p "$obj"
+	cp "$OBJ_ROOT/test/.config" "$obj/.config"
+	make -C "$BASE_DIR" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig bzImage \
+		>"$log" 2>&1 || { tail -n 20 "$log"; return 1; }
+	echo "the test kernel's options that the base does not have:"
+	comm -23 <(grep '^CONFIG_' "$OBJ_ROOT/test/.config" | sort) \
+		<(grep '^CONFIG_' "$obj/.config" | sort)
+}
+
+# damon_selftests KERNEL: every DAMON kselftest and KUnit suite in one boot
+# of KERNEL; the sorted "NAME STATUS" results in
+# build/logs/damon-selftests-KERNEL.results, the KUnit ones as
+# "kunit:SUITE STATUS".
+damon_selftests() {
+	local out=$LOG_DIR/damon-selftests-$1.out res=$LOG_DIR/damon-selftests-$1.results
+
+	"$TOP/harness/boot.sh" -k "$1" -t 2400 -n "damon-selftests-$1" \
+		-a kunit.enable=1 -- /opt/damon-perf/tests/damon-selftests.sh >"$out" 2>&1 ||
+		{ tail -n 30 "$out"; return 1; }
+	{
+		sed -n 's/^result //p' "$out"
+		python3 "$SRC_DIR/tools/testing/kunit/kunit.py" parse \
+			"$LOG_DIR/damon-selftests-$1.log" 2>/dev/null |
+			sed -nE 's/.*\[(PASSED|FAILED|SKIPPED|CRASHED)\] ([a-z0-9_-]+)( =+)?$/kunit:\2 \1/p'
+	} | sort >"$res"
+	cat "$res"
+}
+
+# The base's DAMON kselftests (the Python ones too) and KUnit suites all
+# pass on the test kernel, the series' own included.
+test_damon_selftests() {
+	damon_selftests test || return 1
+	! grep -vE ' (ok|PASSED)( \(attempt [0-9]\))?$' "$LOG_DIR/damon-selftests-test.results"
+}
+
+# base_results FILE: the results in FILE of the base's tests and suites,
+# retries counted as passes.
+base_results() {
+	grep -v 'damon_perf\|damon_sysfs_perf\|kunit:damon-perf' "$1" |
+		sed 's/ (attempt [0-9])//'
+}
+
+# ...and give the same results on the base kernel, so that a regression is
+# caught whether the series or the base (or this machine) is at fault.
+# Results differ if a test passes on one kernel and not on the other,
+# retries counted as passes; the series' own tests are left out.
+test_damon_selftests_base() {
+	local ours=$LOG_DIR/damon-selftests-test.results
+	local theirs=$LOG_DIR/damon-selftests-base-test.results diff
+
+	damon_selftests base-test || return 1
+	[ -s "$ours" ] || { echo "no results of the test kernel"; return 1; }
+	diff=$(diff <(base_results "$ours") <(base_results "$theirs")) || true
+	echo "test kernel vs base kernel: ${diff:-no difference}"
+	[ -z "$diff" ] && [ "$(grep -c 'kunit:' "$theirs")" -gt 0 ]
+}
+
+# The KCSAN kernel runs the perf event mode tests and a fuzzer run; a data
+# race report that names DAMON fails it, others are listed.
+test_kcsan() {
+	local log=$LOG_DIR/kcsan.log rc=0 ours all
+
+	SCAN_LOG_KCSAN_SCOPE=damon "$TOP/harness/boot.sh" -k kcsan -t 3000 -n kcsan -- \
+		/opt/damon-perf/tests/kcsan.sh || rc=$?
+	all=$(tr -d '\r' <"$log" | grep -c 'BUG: KCSAN: ' || true)
+	ours=$(SCAN_LOG_KCSAN_SCOPE=damon "$TOP/harness/scan-log.sh" "$log" 2>&1 |
+		grep -c '^[0-9]*:.*BUG: KCSAN: ' || true)
+	grep -q 'kcsan: enabled' "$log" || { echo "KCSAN did not start"; rc=1; }
+	echo "kcsan: $ours data race reports in DAMON, $((all - ours)) elsewhere (not judged)"
+	return $rc
+}
+
 # guest TEST [CONFIG]: run guest/tests/TEST.sh in the CONFIG kernel.
 guest() {
 	local config=${2:-test}
@@ -255,7 +358,13 @@ t kselftest guest kselftest
 t tools guest tools
 t damo guest damo
 t testpmu guest testpmu
+t unpriv guest unpriv
 t demo test_demo
+t damon-selftests test_damon_selftests
+
+# The base kernel, for what the series must not change.
+stage build-base-test build_base_kernel
+t damon-selftests-base test_damon_selftests_base
 
 # CONFIG_DAMON_PERF_OBSERVE=n: zero overhead, same data path.
 stage build-no-observe build_config no-observe "${TEST_FRAGMENTS[@]}" \
@@ -280,6 +389,10 @@ stage build-debug build_config debug "${TEST_FRAGMENTS[@]}" \
 	"$TOP/configs/debug.config"
 t debug test_debug
 
+# KCSAN, the data race detector.
+stage build-kcsan build_config kcsan "${TEST_FRAGMENTS[@]}" "$TOP/configs/kcsan.config"
+t kcsan test_kcsan
+
 # Kconfig combinations a distro may pick.  x86 always selects PERF_EVENTS,
 # so PERF_EVENTS=n is built for User Mode Linux.
 C=$TOP/configs
@@ -290,6 +403,7 @@ t combo-no-debugfs build_clean combo-no-debugfs vmlinux "${TEST_FRAGMENTS[@]}" \
 t combo-no-perf-events build_uml combo-uml vmlinux \
 	"$C/combo-uml-no-perf-events.config"
 t combo-spec test_combo_spec
+t combo-i386 test_combo_i386
 
 # The mail-ready series and the kernel's own checks on it.
 stage series "$TOP/harness/series.sh"

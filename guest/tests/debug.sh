@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# In the debug kernel (KASAN, lockdep, atomic-sleep checks, kmemleak): run
-# the other in-guest tests and two kselftest runs, then have kmemleak scan
-# for what they leaked.
+# In the debug kernel (KASAN, lockdep, atomic-sleep checks, kmemleak): a
+# short soak, the other in-guest tests, a short fuzzer run and two
+# kselftest runs, then have kmemleak scan for what they leaked.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -12,6 +12,11 @@ dir=$(dirname "$0")
 # forget what boot left behind; only the tests' leaks count
 echo clear >"$KMEMLEAK"
 rc=0
+# A short churn soak first (make soak runs the long one): kdamond starts
+# and stops, and CPU hotplug under NMI sampling.  It scans for leaks
+# itself; the scan below covers the tests after it.
+echo "=== soak ==="
+SOAK_STARTS=20 SOAK_HOTPLUG=10 SOAK_PERIOD=250000 "$dir/soak.sh" || rc=1
 for t in smoke perf observe testpmu; do
 	echo "=== $t ==="
 	TESTPMU_PERIOD=1000000 "$dir/$t.sh" || rc=1
