@@ -1,17 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# In the KCSAN kernel: the perf event mode tests (every delivery context of
-# the test PMUs, NMI included, and the page-fault event) and a short fuzzer
-# run, for the data race detector to watch.  boot.sh judges its reports.
+# In the KCSAN kernel: what makes the perf event mode's producers and
+# consumers race, for the data race detector to watch: kdamond starts and
+# stops, CPU hotplug under NMI sampling by the test PMU, commits under
+# constant hotplug (the churn soak, short), then a short fuzzer run over
+# every DAMON sysfs file.  boot.sh judges the detector's reports.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 dir=$(dirname "$0")
 rc=0
-for t in testpmu perf; do
-	echo "=== $t ==="
-	TESTPMU_PERIOD=1000000 "$dir/$t.sh" || rc=1
-done
+echo "=== soak ==="
+SOAK_STARTS=${SOAK_STARTS:-10} SOAK_HOTPLUG=${SOAK_HOTPLUG:-10} \
+	SOAK_MIXED=${SOAK_MIXED:-10} SOAK_PERIOD=${SOAK_PERIOD:-100000} \
+	"$dir/soak.sh" || rc=1
 echo "=== fuzz ==="
 FUZZ_OPS=${FUZZ_OPS:-200} "$dir/fuzz.sh" || rc=1
 exit $rc
