@@ -809,10 +809,26 @@ class Generator:
         self.emit(["w", path, value])
 
     def pick_k(self):
+        """A kdamond, now and then one that does not exist."""
         n = len(self.model.kds)
         if n == 0 or self.rnd.random() < 0.05:
             return n
         return self.rnd.randrange(n)
+
+    def repair(self):
+        """Now and then, bring back the directories most writes go to, so
+        that fewer of them just meet ENOENT."""
+        m, r = self.model, self.rnd
+        if not m.kds:
+            if r.random() < 0.5:
+                self.w("nr_kdamonds", r.choice(["1", "2"]))
+            return
+        k = r.randrange(len(m.kds))
+        kd = m.kds[k]
+        if not kd.ctxs and r.random() < 0.5:
+            self.w(f"{k}/contexts/nr_contexts", "1")
+        elif kd.ctxs and not kd.ctxs[0].events and r.random() < 0.3:
+            self.w(perf_path(k) + "/nr_perf_events", r.choice(["1", "2"]))
 
     def nr_value(self, valid):
         r = self.rnd.random()
@@ -957,7 +973,9 @@ class Generator:
             self.setup()
 
     def generate(self, n):
+        """The first n operations of the seed."""
         while len(self.ops) < n:
+            self.repair()
             self.step()
         return self.ops[:n]
 
@@ -1048,8 +1066,10 @@ class Runner:
     """Runs operations in the guest and checks the kernel against the
     model after each."""
 
-    def __init__(self, verbose=True):
+    def __init__(self, verbose=True, inject=None):
         self.verbose = verbose
+        # an operation that fails on purpose, to test the minimization
+        self.inject = inject
         self.workloads = {}
         self.env = GuestEnv(self)
         self.model = None
@@ -1240,6 +1260,8 @@ class Runner:
         m = self.model
         was_off = m.all_off()
         got = None
+        if op == self.inject:
+            raise Failure("injected", "no injected failure", json.dumps(op))
         if op[0] == "w":
             got = self.do_write(op[1], op[2])
         elif op[0] == "spawn":
@@ -1341,6 +1363,8 @@ def main():
     ap.add_argument("--min-seconds", type=int, default=900,
                     help="time allowed for minimizing a failure")
     ap.add_argument("--quiet", action="store_true", help="no line per step")
+    ap.add_argument("--inject", metavar="JSON",
+                    help="fail on this operation, to test the minimization")
     args = ap.parse_args()
 
     if args.replay:
@@ -1362,7 +1386,8 @@ def main():
     raw_write(CPU_TIME_PCT, "0")
     raw_write(MAX_RATE, str(SAMPLE_RATE))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(2))
-    runner = Runner(verbose=not args.quiet)
+    runner = Runner(verbose=not args.quiet,
+                    inject=json.loads(args.inject) if args.inject else None)
     failures = 0
     done = 0
     t0 = time.monotonic()
