@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # damon-perf: build the patched kernel, boot it under QEMU, run the tests.
 
-.PHONY: all demo check soak reproduce series base apply export kernel initramfs clean distclean
+.PHONY: all demo check soak fuzz reproduce series base apply export kernel initramfs clean distclean
 
 all: kernel
 
@@ -15,6 +15,10 @@ check:
 soak:
 	@STARTS="$(STARTS)" HOTPLUG="$(HOTPLUG)" MIXED="$(MIXED)" KERNEL="$(KERNEL)" \
 		PERIOD="$(PERIOD)" bash harness/soak.sh
+
+# make fuzz [SEED=N] [OPS=N] [KERNEL=debug|test]
+fuzz:
+	@SEED="$(SEED)" OPS="$(OPS)" KERNEL="$(KERNEL)" bash harness/fuzz.sh
 
 reproduce:
 	@bash harness/reproduce.sh
