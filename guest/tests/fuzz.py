@@ -86,6 +86,15 @@ STATE_CMDS = ["update_schemes_stats", "update_schemes_tried_regions",
               "update_schemes_tried_bytes", "clear_schemes_tried_regions",
               "update_schemes_effective_quotas", "commit_schemes_quota_goals"]
 
+# what boot.sh's scan-log.sh calls a kernel problem, and DAMON's refusals
+# of event state changes
+KERNEL_REPORT = re.compile(
+    r"Kernel panic|Oops:|BUG:|WARNING:|cut here|KASAN:|UBSAN:|"
+    r"general protection fault|possible circular locking dependency|"
+    r"possible recursive locking|inconsistent lock state|"
+    r"INFO: task .* blocked for more than|suspected memory leak|"
+    r"Call Trace:|illegal event state change")
+
 # values that no parser takes, or that overflow; the model works out which
 GARBAGE = ["abc", "1x", " 1", "1 ", "0x", "--1", "1\n\n", "1.5", "+", "-",
            "0x1g", "0b1", "08", "2147483648", "-2147483649", "4294967296",
@@ -239,11 +248,14 @@ class Model:
         return self.env.resolve(v)
 
     def pid_alive(self, pid):
-        kind, v = pid
+        """Whether the process a pid_target value names lives."""
+        kind, v = pid[0], pid[1]
         if kind == "self":
             return True
         if kind == "w":
-            return self.env.workload_alive(v)
+            # the pid written, which a workload started later does not have
+            return self.env.workload_alive(v) and \
+                self.env.pid_of(v) == pid[2]
         return v == 1
 
     def all_off(self):
@@ -618,6 +630,7 @@ class FakeEnv:
 
     def __init__(self):
         self.alive = set()
+        self.spawned = set()
 
     def resolve(self, v):
         if isinstance(v, int):
@@ -629,14 +642,26 @@ class FakeEnv:
     def workload_alive(self, k):
         return k in self.alive
 
-    @staticmethod
-    def pid_token(tok):
-        """The pid a pid_target token stands for, as the model keeps it."""
-        return ("self", 0) if tok == "@self" else ("w", int(tok[2:]))
+    def pid_token(self, tok):
+        """A pid_target token as the model keeps it: what it names, and
+        the pid written for it now."""
+        if tok == "@self":
+            return ("self", 0, self.self_pid())
+        k = int(tok[2:])
+        return ("w", k, self.pid_of(k))
 
-    def pid_number(self, pid):
-        kind, v = pid
-        return {"self": 500, "w": 1000 + v}.get(kind, v)
+    @staticmethod
+    def self_pid():
+        return 500
+
+    def pid_of(self, k):
+        """Workload #k's pid, or one nobody has if it never started."""
+        return 1000 + k if k in self.spawned else 99998
+
+    @staticmethod
+    def pid_number(pid):
+        """The number a pid_target reads."""
+        return pid[2] if pid[0] in ("self", "w") else pid[1]
 
     def real(self, data):
         """What is written for data, which may hold a token."""
@@ -692,13 +717,12 @@ class GuestEnv(FakeEnv):
         w = self.runner.workloads.get(k)
         return w is not None and w.poll() is None
 
-    def pid_number(self, pid):
-        kind, v = pid
-        if kind == "self":
-            return os.getpid()
-        if kind == "w":
-            return self.runner.workload_pid(v)
-        return v
+    @staticmethod
+    def self_pid():
+        return os.getpid()
+
+    def pid_of(self, k):
+        return self.runner.workload_pid(k)
 
     def max_rate(self):
         return int(read(MAX_RATE))
@@ -795,6 +819,7 @@ class Generator:
                 apply()
         elif op[0] == "spawn":
             self.env.alive.add(op[1])
+            self.env.spawned.add(op[1])
         elif op[0] == "kill":
             self.env.alive.discard(op[1])
         elif op[0] == "cpu" and op[2] in ("0", "1"):
@@ -969,6 +994,8 @@ class Generator:
             self.emit(["perf_stats"])
         elif x < 0.90:
             self.emit(["trace", r.choice(["on", "off", "read", "read"])])
+        elif x < 0.92:
+            self.emit(["run", r.choice([0.5, 1, 2])])
         else:
             self.setup()
 
@@ -1073,6 +1100,31 @@ class Runner:
         self.workloads = {}
         self.env = GuestEnv(self)
         self.model = None
+        try:
+            self.kmsg = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            self.kmsg = None
+
+    def kernel_reports(self):
+        """The kernel log lines since the last call that report a
+        problem."""
+        bad = []
+        while self.kmsg is not None:
+            try:
+                rec = os.read(self.kmsg, 8192)
+            except BlockingIOError:
+                break
+            except OSError as e:
+                if e.errno == errno.EPIPE:
+                    continue
+                break
+            if not rec:
+                break
+            msg = rec.decode(errors="replace").split(";", 1)[-1]
+            msg = msg.split("\n", 1)[0]
+            if KERNEL_REPORT.search(msg):
+                bad.append(msg)
+        return bad
 
     # workloads
     def workload_pid(self, k):
@@ -1146,6 +1198,8 @@ class Runner:
             raw_write(TRACING + "/events/damon/enable", "0")
         _, states = parse_perf_stats(read(PERF_STATS))
         errcpus = {c for c, s in states.items() if s == "ERROR"}
+        if self.kmsg is not None:
+            os.lseek(self.kmsg, 0, os.SEEK_END)
         self.model = Model(self.env, errcpus)
 
     # checks
@@ -1298,6 +1352,15 @@ class Runner:
                 m.trace_on = False
             else:
                 self.check_trace()
+        elif op[0] == "run":
+            # time for the kdamonds to sample, with page faults to take
+            end = time.monotonic() + op[1]
+            while time.monotonic() < end:
+                touch_pages(8)
+        reports = self.kernel_reports()
+        if reports:
+            raise Failure("kernel-report", "no kernel report",
+                          " | ".join(reports[:3]))
         self.check_state_files()
         self.check_tree()
         self.perf_stats()
