@@ -45,7 +45,7 @@ rc=0
 # the step lines go to the log only; the rest is shown
 "$TOP/harness/boot.sh" -k "$kernel" -t "$timeout" -n "$name" -- "$cmd" \
 	>"$out" 2>&1 || rc=$?
-grep -v '^step [0-9]*: ' "$out" || true
+grep -v -e '^step [0-9]*: ' -e '"\] -> [A-Z]*$' "$out" || true
 summary=$(grep '^fuzz: seed=' "$out" | tail -n 1 || true)
 if [ -z "$summary" ]; then
 	summary="fuzz: seed=$seed ops=$ops done=0 failures=1 (no summary from the guest)"
