@@ -910,6 +910,8 @@ class Generator:
             for f, v in PROFILES[prof]:
                 self.w(f"{perf_path(k)}/{e}/{f}", v)
         self.w(f"{k}/state", "on")
+        if r.random() < 0.5:
+            self.emit(["run", 1])
 
     def recommit(self, k):
         """A burst that changes a running kdamond's events, and maybe its
@@ -1340,6 +1342,26 @@ class Runner:
         clear_trace()
 
     # the operations
+    def run_for(self, seconds):
+        """Let the kdamonds sample for a while, faulting pages.  The
+        positive control: while a kdamond runs the page fault event with a
+        short period, the faults are sampled."""
+        before, _ = self.perf_stats()
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            touch_pages(8)
+        after, _ = self.perf_stats()
+        control = [k for k, kd in enumerate(self.model.kds) if kd.running and
+                   any(e[0] == 1 and e[1] == 2 and e[4] == 0 and e[9] <= 4096
+                       for e in kd.run_events)]
+        if self.verbose:
+            print(f"run: {after['callback'] - before['callback']} samples,"
+                  f" page fault controls {control}")
+        if control and after["callback"] == before["callback"]:
+            raise Failure("positive-control",
+                          f"page faults sampled while kdamonds {control} run",
+                          f"callback stayed {after['callback']}")
+
     def do_write(self, path, data):
         """Write data, a value or a token, to a DAMON sysfs file: the
         errno must be the model's; a refused write changes nothing (the
@@ -1401,10 +1423,7 @@ class Runner:
             else:
                 self.check_trace()
         elif op[0] == "run":
-            # time for the kdamonds to sample, with page faults to take
-            end = time.monotonic() + op[1]
-            while time.monotonic() < end:
-                touch_pages(8)
+            self.run_for(op[1])
         reports = self.kernel_reports()
         if reports and self.allow and \
                 any(self.allow.search(r) for r in reports):
