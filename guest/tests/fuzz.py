@@ -280,11 +280,13 @@ class Model:
         return v == 1
 
     def all_off(self):
+        """Whether no kdamond runs."""
         return not any(k.running for k in self.kds)
 
     # paths
     @staticmethod
     def split(path):
+        """The components of a path under kdamonds/."""
         return path.split("/")
 
     def lookup(self, path):
@@ -470,7 +472,8 @@ class Model:
                 return -err, None
             if nr < 0:
                 return errno.EINVAL, None
-            return 0, lambda: setattr(o, "regions", [[0, 0] for _ in range(nr)])
+            return 0, lambda: setattr(o, "regions",
+                                      [[0, 0] for _ in range(nr)])
         if kind == "region":
             err, v = kstrtoull(data)
             if err:
@@ -512,13 +515,15 @@ class Model:
         if leaf == "nr_perf_events":
             if err or nr < 0 or nr > MAX_PERF_EVENTS:
                 return errno.EINVAL, None
-            return 0, lambda: setattr(ctx, "events", [Event() for _ in range(nr)])
+            return 0, lambda: setattr(ctx, "events",
+                                      [Event() for _ in range(nr)])
         if err:
             return -err, None
         if nr < 0:
             return errno.EINVAL, None
         if leaf == "nr_targets":
-            return 0, lambda: setattr(ctx, "targets", [Target() for _ in range(nr)])
+            return 0, lambda: setattr(ctx, "targets",
+                                      [Target() for _ in range(nr)])
         return 0, lambda: setattr(ctx, "nr_schemes", nr)
 
     def build_err(self, ctx):
@@ -651,6 +656,7 @@ class FakeEnv:
         self.spawned = set()
 
     def resolve(self, v):
+        """The number a token (or a number) of a perf field stands for."""
         if isinstance(v, int):
             return v
         return {"@type:damon_test": 9, "@type:damon_test_ibs": 10,
@@ -658,6 +664,7 @@ class FakeEnv:
                 "@rate": SAMPLE_RATE, "@rate+1": SAMPLE_RATE + 1}[v]
 
     def workload_alive(self, k):
+        """Whether workload #k runs."""
         return k in self.alive
 
     def pid_token(self, tok):
@@ -670,6 +677,7 @@ class FakeEnv:
 
     @staticmethod
     def self_pid():
+        """The fuzzer's own pid."""
         return 500
 
     def pid_of(self, k):
@@ -692,15 +700,19 @@ class FakeEnv:
         return str(self.resolve(tok)) + nl
 
     def max_rate(self):
+        """kernel.perf_event_max_sample_rate."""
         return SAMPLE_RATE
 
     def test_types(self):
+        """The type numbers of the test PMUs."""
         return {9, 10, 11}
 
     def all_types(self):
+        """The type numbers of every PMU."""
         return {1, 2, 5, 9, 10, 11}
 
     def tp_id(self):
+        """The tracepoint event id the 'tracepoint' profile uses."""
         return 500
 
 
@@ -724,6 +736,7 @@ class GuestEnv(FakeEnv):
                             if re.fullmatch(r"cpu[0-9]+", c)])
 
     def resolve(self, v):
+        """The number a token (or a number) of a perf field stands for."""
         if isinstance(v, int):
             return v
         if v.startswith("@type:"):
@@ -732,36 +745,45 @@ class GuestEnv(FakeEnv):
                 "@rate+1": self.max_rate() + 1}[v]
 
     def workload_alive(self, k):
+        """Whether workload #k runs."""
         w = self.runner.workloads.get(k)
         return w is not None and w.poll() is None
 
     @staticmethod
     def self_pid():
+        """The fuzzer's own pid."""
         return os.getpid()
 
     def pid_of(self, k):
+        """Workload #k's pid, or one nobody has if it never started."""
         return self.runner.workload_pid(k)
 
     def max_rate(self):
+        """kernel.perf_event_max_sample_rate."""
         return int(read(MAX_RATE))
 
     def test_types(self):
+        """The type numbers of the test PMUs."""
         return {self.types[p] for p in TEST_PMUS if p in self.types}
 
     def all_types(self):
+        """The type numbers of every PMU."""
         return set(self.types.values())
 
     def tp_id(self):
+        """The tracepoint event id the 'tracepoint' profile uses."""
         return self.tp
 
 
 # --- the operations --------------------------------------------------------
 
 def ctx_path(k):
+    """The context directory of kdamond k."""
     return f"{k}/contexts/0"
 
 
 def perf_path(k):
+    """The perf_events directory of kdamond k."""
     return f"{k}/contexts/0/monitoring_attrs/sample/perf_events"
 
 
@@ -800,7 +822,8 @@ PROFILES = {
     "test_hardirq_mix": [("type", "@type:damon_test"),
                          ("config", str(HARDIRQ | BATCH | MIX)),
                          ("sample_period", "200000")],
-    "test_freq": [("type", "@type:damon_test"), ("config", str(SOFTIRQ | BATCH)),
+    "test_freq": [("type", "@type:damon_test"),
+                  ("config", str(SOFTIRQ | BATCH)),
                   ("freq", "1"), ("sample_freq", "1000")],
     "ibs": [("type", "@type:damon_test_ibs"), ("config", str(NMI | BATCH)),
             ("sample_period", "200000"), ("exclude_kernel", "1")],
@@ -847,6 +870,7 @@ class Generator:
                 kd.running = False
 
     def w(self, path, value):
+        """Write value to path, with a trailing newline now and then."""
         if self.rnd.random() < 0.3 and not value.endswith("\n"):
             value += "\n"
         self.emit(["w", path, value])
@@ -874,6 +898,7 @@ class Generator:
             self.w(perf_path(k) + "/nr_perf_events", r.choice(["1", "2"]))
 
     def nr_value(self, valid):
+        """A value for an nr_* file: mostly of valid, else edge or junk."""
         r = self.rnd.random()
         if r < 0.75:
             return str(self.rnd.choice(valid))
@@ -1178,11 +1203,13 @@ class Runner:
 
     # workloads
     def workload_pid(self, k):
+        """Workload #k's pid, or one nobody has if it never started."""
         w = self.workloads.get(k)
         # a workload never started in this run: a pid nobody has
         return w.pid if w is not None else 99998
 
     def spawn(self, k, mode):
+        """Start workload #k, a hotcold in mode."""
         if k in self.workloads:
             return
         self.workloads[k] = subprocess.Popen(
@@ -1190,6 +1217,7 @@ class Runner:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def kill(self, k):
+        """Kill workload #k and reap it."""
         w = self.workloads.get(k)
         if w is None or w.poll() is not None:
             return
@@ -1197,6 +1225,7 @@ class Runner:
         w.wait()
 
     def kill_all(self):
+        """Kill every workload."""
         for k in list(self.workloads):
             self.kill(k)
 
@@ -1211,6 +1240,7 @@ class Runner:
             time.sleep(0.05)
 
     def read_state(self, k):
+        """Kdamond k's state file, read once DAMON sysfs is not busy."""
         def once():
             try:
                 return read(f"{KDAMONDS}/{k}/state")
@@ -1219,6 +1249,7 @@ class Runner:
         return self.busy_retry(once)
 
     def poll_state(self, k, want, seconds):
+        """Poll kdamond k's state until it reads want, or seconds pass."""
         deadline = time.monotonic() + seconds
         while True:
             got = self.read_state(k)
@@ -1238,7 +1269,8 @@ class Runner:
             n = 0
         for k in range(n):
             if self.read_state(k) == "on":
-                self.busy_retry(lambda: raw_write(f"{KDAMONDS}/{k}/state", "off"))
+                self.busy_retry(
+                    lambda: raw_write(f"{KDAMONDS}/{k}/state", "off"))
                 self.poll_state(k, "off", STOP_SECONDS)
         self.busy_retry(lambda: raw_write(KDAMONDS + "/nr_kdamonds", "0"))
         for cpu in range(1, self.env.nr_cpus):
@@ -1288,6 +1320,8 @@ class Runner:
                 raise Failure("listing", f"{path}/ holds 0..{n - 1}", got)
 
     def perf_stats(self):
+        """Read perf_stats and check what holds at any time: no refused
+        state change, and no live state on an offline CPU."""
         counters, states = parse_perf_stats(read(PERF_STATS))
         for key in ("callback", "illegal_state_changes", "ring_capacity"):
             if key not in counters:
@@ -1307,7 +1341,8 @@ class Runner:
         refused), the laws, and, if window, no event left sampling."""
         counters, states = self.perf_stats()
         for cpu, st in states.items():
-            ok = {"UNINIT", "ERROR"} if cpu in self.model.errcpus else {"UNINIT"}
+            ok = {"UNINIT", "ERROR"} if cpu in self.model.errcpus \
+                else {"UNINIT"}
             if st not in ok:
                 raise Failure("not-uninit", f"CPU{cpu} st in {sorted(ok)}", st)
         bad = laws(counters)
@@ -1326,12 +1361,15 @@ class Runner:
         pmu1 = read(TEST_PMU_STATS) if pmu0 else ""
         if after["callback"] != counters["callback"]:
             raise Failure("events-left", "no sample with all kdamonds off",
-                          f"callback {counters['callback']} -> {after['callback']}")
+                          f"callback {counters['callback']} ->"
+                          f" {after['callback']}")
         if pmu0.split("interrupts")[1:2] != pmu1.split("interrupts")[1:2]:
             raise Failure("events-left", "no test PMU interrupt with all off",
                           f"{pmu0.split()} -> {pmu1.split()}")
 
     def check_trace(self):
+        """The damon_perf_sample lines of the trace hold sane fields;
+        empty the buffer."""
         text = read(TRACING + "/trace")
         for line in text.splitlines():
             if "damon_perf_sample:" not in line:
@@ -1371,7 +1409,8 @@ class Runner:
         wants = want if isinstance(want, set) else {want}
         got = raw_write(f"{KDAMONDS}/{path}", real)
         if got == errno.EBUSY and errno.EBUSY not in wants:
-            got = self.busy_retry(lambda: raw_write(f"{KDAMONDS}/{path}", real))
+            got = self.busy_retry(
+                lambda: raw_write(f"{KDAMONDS}/{path}", real))
         if got not in wants:
             raise Failure("errno", f"write {real!r} to {path}: {ename(want)}",
                           ename(got))
@@ -1398,12 +1437,14 @@ class Runner:
                 (0 if op[2] in ("0", "1") else errno.EINVAL)
             got = raw_write(path, op[2])
             if got != want:
-                raise Failure("errno", f"write {op[2]!r} to {path}: {ename(want)}",
+                raise Failure("errno",
+                              f"write {op[2]!r} to {path}: {ename(want)}",
                               ename(got))
             if got == 0:
                 (m.online.add if op[2] == "1" else m.online.discard)(op[1])
                 if read(path) != op[2]:
-                    raise Failure("cpu-online", f"{path} = {op[2]}", read(path))
+                    raise Failure("cpu-online", f"{path} = {op[2]}",
+                                  read(path))
         elif op[0] == "perf_stats":
             self.perf_stats()
         elif op[0] == "trace" and os.path.isdir(TRACING + "/events/damon"):
@@ -1450,7 +1491,8 @@ class Runner:
                 got = self.step(op)
             except Failure as f:
                 if verbose:
-                    print(f"fuzz: FAIL seed={seed} step={i} op={json.dumps(op)}")
+                    print(f"fuzz: FAIL seed={seed} step={i}"
+                          f" op={json.dumps(op)}")
                     print(f"fuzz:   expected: {f.expected}")
                     print(f"fuzz:   seen:     {f.seen}")
                 return i + 1, f
@@ -1487,6 +1529,7 @@ def ddmin(ops, fails, deadline):
 
 
 def main():
+    """Generate or load the operations, run them, minimize a failure."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--ops", type=int, default=300)
@@ -1545,7 +1588,7 @@ def main():
                           time.monotonic() + args.min_seconds)
             _, f = runner.run(small, verbose=False)
             print(f"fuzz: reproducer, {len(small)} steps"
-                  f" ({'reproduces: ' + str(f) if f else 'did not reproduce'}),"
+                  f" ({'reproduces: ' + str(f) if f else 'not reproduced'}),"
                   " for --replay:")
             print("fuzz: reproducer begin")
             print("[" + ",\n".join(json.dumps(op) for op in small) + "]")
@@ -1555,7 +1598,8 @@ def main():
         runner.kill_all()
         for p, v in saved.items():
             raw_write(p, v)
-    print(f"fuzz: seed={args.seed} ops={len(ops)} done={done} failures={failures}")
+    print(f"fuzz: seed={args.seed} ops={len(ops)} done={done}"
+          f" failures={failures}")
     return 1 if failures else 0
 
 
