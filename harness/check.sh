@@ -361,6 +361,8 @@ t tools guest tools
 t damo guest damo
 t testpmu guest testpmu
 t unpriv guest unpriv
+t fuzz "$TOP/harness/boot.sh" -k test -t 900 -n fuzz-test -- \
+	FUZZ_SEED=1 FUZZ_OPS=300 /opt/damon-perf/tests/fuzz.sh
 t demo test_demo
 t damon-selftests test_damon_selftests
 

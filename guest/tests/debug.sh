@@ -17,6 +17,9 @@ rc=0
 # itself; the scan below covers the tests after it.
 echo "=== soak ==="
 SOAK_STARTS=20 SOAK_HOTPLUG=10 SOAK_PERIOD=250000 "$dir/soak.sh" || rc=1
+# ...and a short fuzzer run (make fuzz runs long ones)
+echo "=== fuzz ==="
+FUZZ_SEED=2 FUZZ_OPS=150 "$dir/fuzz.sh" || rc=1
 for t in smoke perf observe testpmu; do
 	echo "=== $t ==="
 	TESTPMU_PERIOD=1000000 "$dir/$t.sh" || rc=1
