@@ -118,16 +118,26 @@ done
 check "the kdamond is still on" test "$(cat "$(kdamond_dir 0)/state")" = on
 check "both event dirs are still there" test -d "$pd/1"
 
+# trace_events_refused PREFIX: uid $NOBODY can neither read nor write the
+# files of the damon_perf_* events; PREFIX starts each check's name.
+trace_events_refused() {
+	local e f
+
+	for e in "$TRACING"/events/damon/damon_perf_*; do
+		for f in enable format filter trigger; do
+			refused "${1}read ${e##*/}/$f" read "$e/$f"
+		done
+		refused "${1}write 1 to ${e##*/}/enable" write "$e/enable" 1
+		refused "${1}write a filter to ${e##*/}/filter" write "$e/filter" 'cpu == 0'
+		refused "${1}write a trigger to ${e##*/}/trigger" write "$e/trigger" traceon
+	done
+}
+
 echo "=== perf_stats and the trace files ==="
 refused "read perf_stats" read "$PERF_STATS"
 refused "write perf_stats" write "$PERF_STATS" 0
+trace_events_refused ""
 for e in "$TRACING"/events/damon/damon_perf_*; do
-	for f in enable format filter trigger; do
-		refused "read ${e##*/}/$f" read "$e/$f"
-	done
-	refused "write 1 to ${e##*/}/enable" write "$e/enable" 1
-	refused "write a filter to ${e##*/}/filter" write "$e/filter" 'cpu == 0'
-	refused "write a trigger to ${e##*/}/trigger" write "$e/trigger" traceon
 	check "... ${e##*/} is still disabled, with no filter or trigger" \
 		test "$(cat "$e/enable")" = 0 -a "$(cat "$e/filter")" = none \
 		-a -z "$(grep -v '^#' "$e/trigger")"
@@ -149,14 +159,7 @@ check "opened: uid $NOBODY reaches perf_stats and the trace files (stat works)" 
 	"$BIN/asuser" "$NOBODY" test -e "$PERF_STATS" -a \
 	-e "$TRACING/events/damon/damon_perf_sample/enable" -a -e "$TRACING/trace_pipe"
 refused "opened: read perf_stats" read "$PERF_STATS"
-for e in "$TRACING"/events/damon/damon_perf_*; do
-	for f in enable format filter trigger; do
-		refused "opened: read ${e##*/}/$f" read "$e/$f"
-	done
-	refused "opened: write 1 to ${e##*/}/enable" write "$e/enable" 1
-	refused "opened: write a filter to ${e##*/}/filter" write "$e/filter" 'cpu == 0'
-	refused "opened: write a trigger to ${e##*/}/trigger" write "$e/trigger" traceon
-done
+trace_events_refused "opened: "
 for f in trace trace_pipe; do
 	refused "opened: read $f" read "$TRACING/$f"
 	refused "opened: write $f" write "$TRACING/$f" x
