@@ -216,12 +216,6 @@ static inline void damon_perf_obs_exit(struct damon_perf_obs *obs)
 {
 }
 
-struct kunit;
-static inline int damon_perf_obs_kunit_isolate(struct kunit *test)
-{
-	return 0;
-}
-
 static inline void damon_perf_obs_state(struct damon_perf_obs *obs,
 					unsigned int cpu,
 					enum damon_perf_cpu_state state)

@@ -240,8 +240,10 @@ static struct kunit_case damon_perf_test_cases[] = {
 static struct kunit_suite damon_perf_test_suite = {
 	.name = "damon-perf",
 	.test_cases = damon_perf_test_cases,
+#ifdef CONFIG_DAMON_PERF_OBSERVE
 	/* contexts the tests start count in counters of their own */
 	.init = damon_perf_obs_kunit_isolate,
+#endif
 };
 
 kunit_test_suite(damon_perf_test_suite);
