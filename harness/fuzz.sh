@@ -26,6 +26,7 @@ esac
 if [ ! -f "$OBJ_ROOT/$kernel/arch/x86/boot/bzImage" ]; then
 	if [ "$kernel" = debug ]; then
 		note "no debug kernel: building it as make check does"
+		[ -d "$SRC_DIR/.git" ] || "$TOP/harness/apply.sh"
 		"$TOP/harness/config.sh" debug "${TEST_FRAGMENTS[@]}" \
 			"$TOP/configs/debug.config" &&
 			"$TOP/harness/build.sh" debug
