@@ -320,7 +320,8 @@ test_damon_selftests_base() {
 
 # The KCSAN kernel runs a short churn soak and a fuzzer run, with a
 # watchpoint every 500 memory accesses (8 times KCSAN's default); a data
-# race report that names DAMON fails it, others are listed.
+# race report between two DAMON functions, or a DAMON function and another,
+# fails it; races elsewhere (with a kdamond merely in a stack) are listed.
 test_kcsan() {
 	local log=$LOG_DIR/kcsan.log rc=0 ours all
 

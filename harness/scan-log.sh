@@ -30,8 +30,9 @@ user_trap='traps: [^ ]+\[[0-9]+\] (general protection fault|trap [a-z ]+) ip:'
 regex=$(IFS='|'; echo "${patterns[*]}")
 
 # With SCAN_LOG_KCSAN_SCOPE set (a regular expression, such as "damon"),
-# a KCSAN data race report counts only if a line of it matches, a function
-# of its stacks say; the others are listed, not judged.
+# a KCSAN data race report counts only if its title, which names the two
+# racing functions, matches; the others, such as a race in the scheduler
+# while a kdamond sleeps, are listed, not judged.
 kcsan_scope() {
 	awk -v scope="$SCAN_LOG_KCSAN_SCOPE" '
 	function flush() {
@@ -41,8 +42,8 @@ kcsan_scope() {
 			print "scan-log: KCSAN report outside the scope, not judged: " title > "/dev/stderr"
 		blk = ""
 	}
-	/BUG: KCSAN: / { flush(); inblk = 1; hit = 0; title = $0 }
-	inblk { blk = blk $0 "\n"; if ($0 ~ scope) hit = 1 }
+	/BUG: KCSAN: / { flush(); inblk = 1; hit = ($0 ~ scope); title = $0 }
+	inblk { blk = blk $0 "\n" }
 	inblk && /\] =+$/ && blk != $0 "\n" { flush(); inblk = 0; next }
 	!inblk { print }
 	END { flush() }'
