@@ -12,17 +12,9 @@ SEED=${FUZZ_SEED:-1}
 OPS=${FUZZ_OPS:-300}
 read -r -a EXTRA <<<"${FUZZ_ARGS:-}"
 
-all_online() {
-	local c
-
-	for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
-		[ "$(cat "$c")" = 1 ] || echo 1 >"$c" || true
-	done
-}
-
 cleanup() {
 	damon_stop_all || true
-	all_online
+	all_cpus_online
 }
 trap cleanup EXIT
 

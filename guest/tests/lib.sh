@@ -99,6 +99,15 @@ damon_setup_vaddr() {
 	echo 4294967295 >"$ctx/schemes/0/access_pattern/age/max"
 }
 
+# all_cpus_online: bring every CPU that is offline back online.
+all_cpus_online() {
+	local c
+
+	for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
+		[ "$(cat "$c")" = 1 ] || echo 1 >"$c" || true
+	done
+}
+
 damon_stop_all() {
 	local kd
 

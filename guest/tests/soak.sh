@@ -30,15 +30,7 @@ starts=0
 hotplugs=0
 mixed=0
 HOTPLUGGER=
-trap 'stop_hotplugger; stop_workload; damon_stop_all; online_all_cpus' EXIT
-
-online_all_cpus() {
-	local c
-
-	for c in "$CPUS"/cpu[1-9]*/online; do
-		[ "$(cat "$c")" = 1 ] || echo 1 >"$c" || true
-	done
-}
+trap 'stop_hotplugger; stop_workload; damon_stop_all; all_cpus_online' EXIT
 
 pmu_stat() {
 	awk -v n="$1" '$1 == n { print $2 }' "$PMU_STATS"
@@ -310,7 +302,7 @@ if [ "$SOAK_MIXED" -gt 0 ]; then
 		[ $((mixed % 20)) -ne 0 ] || echo "  $mixed cycles in $((SECONDS - t2))s"
 	done
 	stop_hotplugger
-	online_all_cpus
+	all_cpus_online
 	echo "part C: $(cat /tmp/soak.hpcount 2>/dev/null || echo 0) hotplug cycles meanwhile"
 	check "part C: $mixed of $SOAK_MIXED start/commit/stop cycles during CPU hotplug" \
 		test $ok -eq 1
@@ -320,7 +312,7 @@ if [ "$SOAK_MIXED" -gt 0 ]; then
 fi
 
 echo "=== the end: everything stopped ==="
-online_all_cpus
+all_cpus_online
 damon_stop_all
 stop_workload
 check "no kdamond left" \
