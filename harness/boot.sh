@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# boot.sh [-k CONFIG] [-t SECONDS] [-n NAME] [-a APPEND] -- COMMAND...
+# boot.sh [-k CONFIG] [-t SECONDS] [-n NAME] [-a APPEND] [-c CPUS] [-m MEM]
+#         [-Q QEMU_ARG]... -- COMMAND...
 #
-# Boot build/obj/CONFIG's bzImage in QEMU (TCG, 4 CPUs, 1G) with the base
+# Boot build/obj/CONFIG's bzImage in QEMU (TCG, CPUS CPUs (4), MEM of memory
+# (1G), and each QEMU_ARG added to QEMU's command line) with the base
 # initramfs plus a second archive holding COMMAND, and exit with COMMAND's
 # exit status as printed by the guest init.  The console log is kept in
 # build/logs/NAME.log and scanned: a panic, Oops, BUG, WARNING, KASAN,
@@ -14,13 +16,19 @@ config="test"
 timeout=300
 name=
 append=
-while getopts k:t:n:a: opt; do
+cpus=4
+mem=1G
+qemu_args=()
+while getopts k:t:n:a:c:m:Q: opt; do
 	case $opt in
 	k) config=$OPTARG ;;
 	t) timeout=$OPTARG ;;
 	n) name=$OPTARG ;;
 	a) append=$OPTARG ;;
-	*) die "usage: $0 [-k CONFIG] [-t SECONDS] [-n NAME] [-a APPEND] -- COMMAND..." ;;
+	c) cpus=$OPTARG ;;
+	m) mem=$OPTARG ;;
+	Q) qemu_args+=("$OPTARG") ;;
+	*) die "usage: $0 [-k CONFIG] [-t SECONDS] [-n NAME] [-a APPEND] [-c CPUS] [-m MEM] [-Q QEMU_ARG]... -- COMMAND..." ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -45,8 +53,8 @@ cat "$BUILD/initramfs.cpio" >"$work/initrd"
 "$BUILD/gen_init_cpio" "$work/list" >>"$work/initrd"
 
 set +e
-timeout -k 10 "$timeout" qemu-system-x86_64 -accel tcg -smp 4 -m 1G \
-	-nographic -no-reboot -kernel "$kernel" -initrd "$work/initrd" \
+timeout -k 10 "$timeout" qemu-system-x86_64 -accel tcg -smp "$cpus" -m "$mem" \
+	"${qemu_args[@]}" -nographic -no-reboot -kernel "$kernel" -initrd "$work/initrd" \
 	-append "console=ttyS0 panic=-1 rdinit=/init loglevel=7 $append" \
 	</dev/null >"$log" 2>&1
 qrc=$?
