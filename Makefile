@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # damon-perf: build the patched kernel, boot it under QEMU, run the tests.
 
-.PHONY: all demo check soak fuzz reproduce series base apply export kernel initramfs clean distclean
+.PHONY: all demo check bench soak fuzz reproduce series base apply export kernel initramfs clean distclean
 
 all: kernel
 
@@ -10,6 +10,10 @@ demo:
 
 check:
 	@bash harness/check.sh
+
+# make bench [QUICK=1]
+bench:
+	@QUICK="$(QUICK)" bash harness/bench.sh
 
 # make soak [STARTS=200] [HOTPLUG=50] [MIXED=0] [KERNEL=debug|test]
 soak:

@@ -228,26 +228,6 @@ test_no_observe_symbols() {
 	[ "$y" -gt 0 ] && [ -z "$n" ]
 }
 
-# With =n the data path (perf.o, and the rings in perf_observe.o) reads no
-# clock and calls nothing of the observability: the symbols its objects
-# use from elsewhere name neither.  The =y objects are the control.
-test_no_observe_data_path() {
-	local pattern='^(local_clock|sched_clock|sched_clock_cpu|ktime_get.*|__traceiter_damon_perf_.*|damon_perf_obs_.*)$'
-	local y n f
-
-	for f in perf.o perf_observe.o; do
-		[ -f "$OBJ_ROOT/no-observe/mm/damon/$f" ] || { echo "no =n $f"; return 1; }
-	done
-	y=$(nm -u "$OBJ_ROOT/test/mm/damon/perf.o" "$OBJ_ROOT/test/mm/damon/perf_observe.o" |
-		awk '{print $NF}' | grep -E "$pattern" | sort -u | tr '\n' ' ')
-	n=$(nm -u "$OBJ_ROOT/no-observe/mm/damon/perf.o" \
-		"$OBJ_ROOT/no-observe/mm/damon/perf_observe.o" |
-		awk '{print $NF}' | grep -E "$pattern" | sort -u | tr '\n' ' ')
-	echo "clock and observability symbols the data path uses, =y: ${y:-none}"
-	echo "the same with =n: ${n:-none}"
-	[ -n "$y" ] && [ -z "$n" ]
-}
-
 # The debug kernel runs KUnit and every in-guest test in one boot, then
 # kmemleak; boot.sh fails the run on any KASAN, lockdep or other report.
 test_debug() {
@@ -336,6 +316,30 @@ test_kcsan() {
 	return $rc
 }
 
+# bench-report.py reads well-formed records, full and quick, with exit
+# status 0 whatever the figures, and refuses a broken record and a missing
+# experiment.
+test_bench_report() {
+	local py=/usr/bin/python3 report=$TOP/harness/bench-report.py
+	local t=$TOP/tests/host out=$BUILD/bench-report-test
+
+	rm -rf "$out"
+	mkdir -p "$out"
+	"$py" "$report" "$t/bench-sample.txt" "$out/full" >/dev/null || return 1
+	"$py" "$report" --quick "$t/bench-quick-sample.txt" "$out/quick" >/dev/null ||
+		return 1
+	ls "$out/full" "$out/quick"
+	[ "$(find "$out/full" "$out/quick" -name '*.png' | wc -l)" -eq 10 ] &&
+		[ -s "$out/full/results.json" ] || return 1
+	sed '0,/^BENCH {"exp":"kdamond"/s//&,/' "$t/bench-sample.txt" >"$out/broken.txt"
+	grep -q '"kdamond",,' "$out/broken.txt" || return 1
+	! "$py" "$report" "$out/broken.txt" "$out/bad" ||
+		{ echo "a broken record passed"; return 1; }
+	grep -v '"exp":"kdamond"' "$t/bench-sample.txt" >"$out/missing.txt"
+	! "$py" "$report" "$out/missing.txt" "$out/bad" ||
+		{ echo "a missing experiment passed"; return 1; }
+}
+
 # guest TEST [CONFIG]: run guest/tests/TEST.sh in the CONFIG kernel.
 guest() {
 	local config=${2:-test}
@@ -365,6 +369,10 @@ t unpriv guest unpriv
 t fuzz "$TOP/harness/boot.sh" -k test -t 900 -n fuzz-test -- \
 	FUZZ_SEED=1 FUZZ_OPS=300 /opt/damon-perf/tests/fuzz.sh
 t demo test_demo
+# make bench's quick mode: it runs and its output parses; figures are
+# never judged
+t bench-report test_bench_report
+t bench-quick env QUICK=1 "$TOP/harness/bench.sh"
 t damon-selftests test_damon_selftests
 
 # The base kernel, for what the series must not change.

@@ -72,3 +72,24 @@ kernel_files() {
 		mm include Documentation tools MAINTAINERS.patch \
 		2>/dev/null | sort -u)
 }
+
+# With =n the data path (perf.o, and the rings in perf_observe.o) reads no
+# clock and calls nothing of the observability: the symbols its objects
+# use from elsewhere name neither.  The =y objects are the control.  A test
+# of make check, and a goal of make bench.
+test_no_observe_data_path() {
+	local pattern='^(local_clock|sched_clock|sched_clock_cpu|ktime_get.*|__traceiter_damon_perf_.*|damon_perf_obs_.*)$'
+	local y n f
+
+	for f in perf.o perf_observe.o; do
+		[ -f "$OBJ_ROOT/no-observe/mm/damon/$f" ] || { echo "no =n $f"; return 1; }
+	done
+	y=$(nm -u "$OBJ_ROOT/test/mm/damon/perf.o" "$OBJ_ROOT/test/mm/damon/perf_observe.o" |
+		awk '{print $NF}' | grep -E "$pattern" | sort -u | tr '\n' ' ')
+	n=$(nm -u "$OBJ_ROOT/no-observe/mm/damon/perf.o" \
+		"$OBJ_ROOT/no-observe/mm/damon/perf_observe.o" |
+		awk '{print $NF}' | grep -E "$pattern" | sort -u | tr '\n' ' ')
+	echo "clock and observability symbols the data path uses, =y: ${y:-none}"
+	echo "the same with =n: ${n:-none}"
+	[ -n "$y" ] && [ -z "$n" ]
+}
