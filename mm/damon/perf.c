@@ -277,10 +277,13 @@ static void damon_perf_log_refusal(const struct perf_event_attr *attr,
  * @paddr:	Physical address of the sample, or zero.
  * @want_phys:	Whether the context needs the physical address.
  *
+ * Inlined: its KUnit test, a second caller, would keep it out of the
+ * overflow handler.
+ *
  * Return: DAMON_PERF_SAMPLE_VALID if the sample is usable, or why not.
  */
-static enum damon_perf_sample_reason damon_perf_classify(u64 addr, u64 paddr,
-							 bool want_phys)
+static __always_inline enum damon_perf_sample_reason
+damon_perf_classify(u64 addr, u64 paddr, bool want_phys)
 {
 	if (want_phys) {
 		if (!paddr)

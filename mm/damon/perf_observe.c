@@ -237,11 +237,14 @@ static void damon_perf_ring_leave(struct damon_perf_ring *ring)
 
 /*
  * Store @rec in @ring; returns false, storing nothing, if it is full.
- * @occupancy is set to the number of records in the ring.
+ * @occupancy is set to the number of records in the ring.  Inlined into
+ * damon_perf_ring_push(), the sampling path, whatever the KUnit tests that
+ * call it too make the compiler think.
  */
-static bool __damon_perf_ring_push(struct damon_perf_ring *ring,
-				   const struct damon_perf_record *rec,
-				   unsigned long *occupancy)
+static __always_inline bool
+__damon_perf_ring_push(struct damon_perf_ring *ring,
+		       const struct damon_perf_record *rec,
+		       unsigned long *occupancy)
 {
 	unsigned long pos;
 	bool stored;
@@ -500,9 +503,11 @@ static bool damon_perf_obs_change(struct damon_perf_obs *obs, unsigned int cpu,
 /*
  * ENABLED -> RUNNING, on a sample.  A single cmpxchg, as the sample may be
  * in NMI context: a sample that loses the race against a release or
- * another sample changes nothing, and is not an illegal change.
+ * another sample changes nothing, and is not an illegal change.  Inlined
+ * into the sampling path, which its KUnit tests would keep it out of.
  */
-static void damon_perf_obs_run(struct damon_perf_obs *obs, unsigned int cpu)
+static __always_inline void damon_perf_obs_run(struct damon_perf_obs *obs,
+					       unsigned int cpu)
 {
 	if (READ_ONCE(obs->state[cpu]) == DAMON_PERF_ST_ENABLED &&
 	    cmpxchg(&obs->state[cpu], DAMON_PERF_ST_ENABLED,
