@@ -21,7 +21,7 @@ set -euo pipefail
 
 quick=${QUICK:-}
 case $quick in
-'' | 0) quick='' out=$BUILD/bench mem=2G timeout=5400 ;;
+'' | 0) quick='' out=$BUILD/bench mem=2G timeout=3000 ;;
 1) out=$BUILD/bench-quick mem=1G timeout=600 ;;
 *) die "QUICK must be 1 or empty, not '$quick'" ;;
 esac
