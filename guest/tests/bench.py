@@ -241,12 +241,20 @@ def trace_lines(event):
 
 def nr_regions_now():
     """The number of regions of the running kdamond, from one aggregation."""
+    def first():
+        for _, f in trace_lines('damon_aggregated'):
+            return int(f['nr_regions'])
+        return 0
+
     trace_reset(['damon_aggregated'], kb=8192)
-    time.sleep(AGGR_US / 1e6 * 3)
-    trace_stop()
-    for _, f in trace_lines('damon_aggregated'):
-        return int(f['nr_regions'])
-    return 0
+    # a busy kdamond aggregates late
+    time.sleep(AGGR_US / 1e6 * 2)
+    try:
+        return poll(first, 'an aggregation', deadline=20)
+    except RuntimeError:
+        return 0
+    finally:
+        trace_stop()
 
 
 def profile_start(funcs):
@@ -405,21 +413,24 @@ def exp_check(a):
                               event_of('pf', wl))
                         funcs = ['damon_perf_check_accesses']
                     kdamond_setup(wl.pid, (n, n), ev)
-                    kdamond_on()
-                    time.sleep(a.warmup)
+                    # ftrace patches the functions it profiles, and TCG
+                    # can run a CPU into a stale int3 of code patched
+                    # under it: profile the kdamond's whole life, and
+                    # trace its drains as long
+                    profile_start(funcs)
                     if mode == 'perf':
                         trace_reset(['damon_perf_drain'], kb=8192)
-                    profile_start(funcs)
-                    time.sleep(a.window)
+                    kdamond_on()
+                    time.sleep(a.warmup + a.window)
+                    kdamond_off()
+                    trace_stop()
                     prof = profile_stop()
                     records, dns = (drained() if mode == 'perf'
                                     else (0, 0))
-                    trace_stop()
-                    nr = nr_regions_now()
-                    kdamond_off()
                     calls = max(prof.get(f, (0, 0))[0] for f in funcs)
+                    # min_nr_regions = max_nr_regions = n holds them at n
                     emit({'exp': 'check', 'mode': mode, 'regions': n,
-                          'nr_regions': nr, 'period_ns': period,
+                          'nr_regions': n, 'period_ns': period,
                           'rep': rep, 'calls': calls,
                           'check_ns': sum(prof.get(f, (0, 0))[1]
                                           for f in funcs),
@@ -427,10 +438,6 @@ def exp_check(a):
     finally:
         wl.stop()
         kdamond_off()
-
-
-def mono_now():
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
 
 def score(regions, hot, start, end):
@@ -522,15 +529,17 @@ def accuracy_record(wl, mode, rep, move):
 
 
 def exp_ringloss(a):
-    # (period ns, records per interrupt): 4,000 to 640,000 a second
+    # (period ns, records per interrupt): 4,000 to 640,000 a second, the
+    # workload running about 85% of the time
     cells = ([(100000, 8)] if a.quick else
-             [(1000000, 4), (200000, 4), (100000, 8), (100000, 16),
-              (50000, 32)])
+             [(1000000, 4), (200000, 4), (100000, 8), (60000, 8),
+              (100000, 16), (50000, 32)])
     wl = Workload(64, 8, 'touch')
-    # Let the ring, not perf's throttling, bound the rate: no sample rate
-    # cap lowered for the slow NMIs of TCG, and a cap far above the rates.
-    write('/proc/sys/kernel/perf_cpu_time_max_percent', 0)
+    # Let the ring, not perf's throttling, bound the rate: a cap far above
+    # the rates, then no lowering of it for the slow NMIs of TCG (the cap
+    # cannot be written once that is off).
     write('/proc/sys/kernel/perf_event_max_sample_rate', 10000000)
+    write('/proc/sys/kernel/perf_cpu_time_max_percent', 0)
     try:
         for period, batch in cells:
             for rep in range(a.reps):
