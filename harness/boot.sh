@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # boot.sh [-k CONFIG] [-t SECONDS] [-n NAME] [-a APPEND] [-c CPUS] [-m MEM]
-#         [-Q QEMU_ARG]... -- COMMAND...
+#         [-T TCG_OPTS] [-Q QEMU_ARG]... -- COMMAND...
 #
-# Boot build/obj/CONFIG's bzImage in QEMU (TCG, CPUS CPUs (4), MEM of memory
-# (1G), and each QEMU_ARG added to QEMU's command line) with the base
+# Boot build/obj/CONFIG's bzImage in QEMU (TCG, with TCG_OPTS such as
+# thread=single, CPUS CPUs (4), MEM of memory (1G), and each QEMU_ARG added
+# to QEMU's command line) with the base
 # initramfs plus a second archive holding COMMAND, and exit with COMMAND's
 # exit status as printed by the guest init.  The console log is kept in
 # build/logs/NAME.log and scanned: a panic, Oops, BUG, WARNING, KASAN,
@@ -18,8 +19,9 @@ name=
 append=
 cpus=4
 mem=1G
+tcg=tcg
 qemu_args=()
-while getopts k:t:n:a:c:m:Q: opt; do
+while getopts k:t:n:a:c:m:T:Q: opt; do
 	case $opt in
 	k) config=$OPTARG ;;
 	t) timeout=$OPTARG ;;
@@ -27,8 +29,9 @@ while getopts k:t:n:a:c:m:Q: opt; do
 	a) append=$OPTARG ;;
 	c) cpus=$OPTARG ;;
 	m) mem=$OPTARG ;;
+	T) tcg=tcg,$OPTARG ;;
 	Q) qemu_args+=("$OPTARG") ;;
-	*) die "usage: $0 [-k CONFIG] [-t SECONDS] [-n NAME] [-a APPEND] [-c CPUS] [-m MEM] [-Q QEMU_ARG]... -- COMMAND..." ;;
+	*) die "usage: $0 [-k CONFIG] [-t SECONDS] [-n NAME] [-a APPEND] [-c CPUS] [-m MEM] [-T TCG_OPTS] [-Q QEMU_ARG]... -- COMMAND..." ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -53,7 +56,7 @@ cat "$BUILD/initramfs.cpio" >"$work/initrd"
 "$BUILD/gen_init_cpio" "$work/list" >>"$work/initrd"
 
 set +e
-timeout -k 10 "$timeout" qemu-system-x86_64 -accel tcg -smp "$cpus" -m "$mem" \
+timeout -k 10 "$timeout" qemu-system-x86_64 -accel "$tcg" -smp "$cpus" -m "$mem" \
 	"${qemu_args[@]}" -nographic -no-reboot -kernel "$kernel" -initrd "$work/initrd" \
 	-append "console=ttyS0 panic=-1 rdinit=/init loglevel=7 $append" \
 	</dev/null >"$log" 2>&1
