@@ -1056,6 +1056,8 @@ def plot_ringloss(recs, ax):
     pos = [f for f in fracs if f > 0]
     if pos and max(pos) / min(pos) >= 100:
         ax.set_yscale("symlog", linthresh=min(pos))
+    # a fraction: nothing below zero to show
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("samples pushed per s, per CPU")
     ax.set_ylabel("overflow fraction ovf / (enq + ovf)")
     ax.set_title("ring overflow vs per-CPU sample rate (every CPU, rep)")
