@@ -29,14 +29,9 @@ esac
 args=()
 [ -z "$quick" ] || args=(--quick)
 
-# The plots need matplotlib, on the host only.
-# Debian's python3, whatever else is first on PATH.
-if ! /usr/bin/python3 -c 'import matplotlib, numpy' 2>/dev/null; then
-	note "installing python3-matplotlib"
-	apt-get install -y python3-matplotlib >/dev/null 2>&1 ||
-		{ apt-get update >/dev/null && apt-get install -y python3-matplotlib >/dev/null; } ||
-		die "could not install python3-matplotlib"
-fi
+# The host's packages (matplotlib and numpy for the report among them) and
+# the base, as every entry point has them.
+"$TOP/harness/base.sh"
 
 # build_missing NAME FRAGMENT...: build a kernel as make check does, unless
 # it is there.
