@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # build.sh NAME [TARGET...]: build in build/obj/NAME (default target bzImage).
+# ARCH and CROSS_COMPILE, if set in the environment, pick the architecture
+# and the cross-compiler, as for the kernel's make.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -13,7 +15,7 @@ obj=$OBJ_ROOT/$name
 mkdir -p "$LOG_DIR"
 log=$LOG_DIR/build-$name.log
 note "building $name: $* (log: $log)"
-if ! make -C "$SRC_DIR" O="$obj" CC="ccache gcc" -j"$JOBS" "$@" >"$log" 2>&1; then
+if ! make -C "$SRC_DIR" O="$obj" CC="ccache ${CROSS_COMPILE:-}gcc" -j"$JOBS" "$@" >"$log" 2>&1; then
 	grep -E 'error|Error' "$log" | head -40 >&2
 	die "build $name failed; see $log"
 fi

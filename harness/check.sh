@@ -158,18 +158,20 @@ build_config() {
 	"$TOP/harness/config.sh" "$@" && "$TOP/harness/build.sh" "$name"
 }
 
-# build_clean NAME TARGET FRAGMENT...: configure and build, with no compiler
-# warning in the log.
+# build_clean NAME TARGETS FRAGMENT...: configure and build, with no
+# compiler warning in the log.  TARGETS is one make target, or several
+# separated by spaces.
 build_clean() {
-	local name=$1 target=$2
+	local name=$1 targets=()
 
+	read -ra targets <<<"$2"
 	shift 2
 	"$TOP/harness/config.sh" "$name" "$@" &&
-		"$TOP/harness/build.sh" "$name" "$target" || return 1
+		"$TOP/harness/build.sh" "$name" "${targets[@]}" || return 1
 	if grep -E 'warning:' "$LOG_DIR/build-$name.log"; then
 		return 1
 	fi
-	echo "$name: $target built without warnings"
+	echo "$name: ${targets[*]} built without warnings"
 }
 
 build_uml() {
@@ -201,6 +203,21 @@ test_combo_i386() {
 		grep -E '__(u?div|u?mod)di3|__udivmoddi4' || true)
 	echo "64-bit division helpers called: ${helpers:-none}"
 	[ -z "$helpers" ]
+}
+
+# An arm64 kernel, cross-built (gcc-aarch64-linux-gnu): mm/damon with the
+# series, the observability and their KUnit tests, perf's core and the
+# Statistical Profiling Extension's driver (ARM_SPE_PMU=y), arm64's sampling
+# PMU, build without warnings.  Objects only, as for i386: no Image.
+test_combo_arm64() {
+	local obj=$OBJ_ROOT/combo-arm64
+
+	ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- build_clean combo-arm64 \
+		"mm/damon/ kernel/events/ drivers/perf/" "$TOP/Kconfig.damon-perf" \
+		"$TOP/configs/arm64.config" || return 1
+	file "$obj/mm/damon/perf_observe.o" "$obj/drivers/perf/arm_spe_pmu.o"
+	file "$obj/mm/damon/perf_observe.o" | grep -q 'ELF 64-bit .*ARM aarch64' &&
+		[ -f "$obj/drivers/perf/arm_spe_pmu.o" ]
 }
 
 series_check() {
@@ -417,6 +434,7 @@ t combo-no-perf-events build_uml combo-uml vmlinux \
 	"$C/combo-uml-no-perf-events.config"
 t combo-spec test_combo_spec
 t combo-i386 test_combo_i386
+t combo-arm64 test_combo_arm64
 
 # The mail-ready series and the kernel's own checks on it.
 stage series "$TOP/harness/series.sh"
