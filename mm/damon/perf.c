@@ -12,6 +12,11 @@
  * as accessed in that interval, in place of the page table Accessed bit
  * check.
  *
+ * A PMU that writes its records into an AUX area instead (ARM SPE) calls no
+ * overflow handler: each of its events gets an AUX area, which the kdamond
+ * drains first, once per sampling interval, decoding the records and
+ * pushing the usable ones through a ring like the overflow handler does.
+ *
  * The stages, in the order a sample passes them, are event create, bind and
  * enable (damon_perf_cpu_online() and damon_perf_enable()), sampling
  * (damon_perf_overflow()), ring (damon_perf_ring_push()), drain
@@ -31,9 +36,26 @@
 
 #include "perf.h"
 #include "perf_observe.h"
+#include "perf_spe.h"
 
 /* Records are taken out of a ring in batches of this many. */
 #define DAMON_PERF_DRAIN_BATCH	16
+
+/*
+ * Pages of the AUX area of each event of a PMU that writes one: 64 KiB, and
+ * at least the two pages ARM SPE needs.  That holds 1024 SPE records of 64
+ * bytes.
+ */
+#define DAMON_PERF_AUX_PAGES	max(2UL, SZ_64K >> PAGE_SHIFT)
+
+/* Bytes of an AUX area read at a time. */
+#define DAMON_PERF_AUX_CHUNK	SZ_4K
+
+/*
+ * Records decoded from an AUX area between two drains of the ring they go
+ * through, so that the ring never overflows on their account.
+ */
+#define DAMON_PERF_AUX_BATCH	(DAMON_PERF_RING_SIZE / 2)
 
 /*
  * struct damon_perf_target - A target as seen by the drain.
@@ -66,6 +88,8 @@ struct damon_perf_target {
  * @accessed:	Bitmap of @regions that got a sample in this interval.
  * @regions_cap: Capacity of @regions and @accessed.
  * @targets_cap: Capacity of @targets.
+ * @aux_buf:	DAMON_PERF_AUX_CHUNK bytes the AUX drain reads into, once an
+ *		event with an AUX area exists.
  * @obs:	Observation state of the events.
  *
  * @enabled and @events are changed only with the CPU hotplug lock held.
@@ -88,6 +112,7 @@ struct damon_perf {
 	unsigned long *accessed;
 	unsigned int regions_cap;
 	unsigned int targets_cap;
+	u8 *aux_buf;
 	struct damon_perf_obs obs;
 };
 
@@ -265,6 +290,13 @@ static void damon_perf_log_refusal(const struct perf_event_attr *attr,
 	}
 	pr_warn("perf event %u (type %u config %#llx) on cpu %u: %s (%d)\n",
 		idx, attr->type, attr->config, cpu, why, err);
+}
+
+static struct perf_event **damon_perf_event_slot(struct damon_perf *perf,
+						 unsigned int cpu,
+						 unsigned int idx)
+{
+	return &perf->events[cpu * perf->nr_events + idx];
 }
 
 /*
@@ -538,12 +570,191 @@ static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
 	damon_perf_obs_drain_end(perf->rings, cpu, &obs);
 }
 
+/*
+ * AUX drain
+ */
+
+/*
+ * The thread group of the task whose pid an SPE context packet holds
+ * (CONTEXTIDR_EL1, which arm64 sets to the pid of the running task with
+ * CONFIG_PID_IN_CONTEXTIDR), or 0.  @last caches the last lookup.
+ */
+static pid_t damon_perf_aux_tgid(pid_t pid, pid_t *last)
+{
+	struct task_struct *task;
+	pid_t tgid = 0;
+
+	if (pid == last[0])
+		return last[1];
+	rcu_read_lock();
+	task = find_task_by_pid_ns(pid, &init_pid_ns);
+	if (task)
+		tgid = task_tgid_nr(task);
+	rcu_read_unlock();
+	last[0] = pid;
+	last[1] = tgid;
+	return tgid;
+}
+
+/*
+ * Sort out the record @rec that @event of @cpu wrote and push it into the
+ * current CPU's ring if it is usable, as the overflow handler does with a
+ * sample.  Called with preemption disabled.
+ */
+static void damon_perf_aux_record(struct damon_perf *perf,
+				  struct perf_event *event, unsigned int cpu,
+				  const struct damon_spe_record *rec,
+				  pid_t *last)
+{
+	enum damon_perf_sample_reason reason;
+	u64 addr = 0, paddr = 0, found = 0;
+	pid_t tgid = 0;
+
+	if (rec->flags & DAMON_SPE_VADDR) {
+		addr = rec->vaddr;
+		found |= PERF_SAMPLE_ADDR;
+	}
+	if (rec->flags & DAMON_SPE_PADDR) {
+		paddr = rec->paddr;
+		found |= PERF_SAMPLE_PHYS_ADDR;
+	}
+	if (rec->flags & DAMON_SPE_DATA_SRC)
+		found |= PERF_SAMPLE_DATA_SRC;
+	/* the task is long gone from the CPU: no translation of @addr */
+	reason = damon_perf_classify(addr, paddr, perf->phys);
+	damon_perf_obs_aux_record(&perf->obs, event, cpu, addr, rec->data_src,
+				  found, reason);
+	if (reason != DAMON_PERF_SAMPLE_VALID)
+		return;
+	if (perf->phys) {
+		damon_perf_ring_push(perf->rings, paddr, 0);
+		return;
+	}
+	if (rec->flags & DAMON_SPE_CONTEXT)
+		tgid = damon_perf_aux_tgid(rec->context, last);
+	/* without a context packet, the drain finds no target */
+	damon_perf_ring_push(perf->rings, addr, tgid);
+}
+
+/*
+ * Decode the records in @len bytes of @buf, up to DAMON_PERF_AUX_BATCH of
+ * them, into the current CPU's ring.  Returns the bytes used; a record cut
+ * at the end of @buf is left for the next read, and sets @cut.
+ */
+static unsigned long damon_perf_aux_decode(struct damon_perf *perf,
+					   struct perf_event *event,
+					   unsigned int cpu, const u8 *buf,
+					   unsigned long len,
+					   struct damon_perf_obs_aux *aux,
+					   pid_t *last, bool *cut)
+{
+	struct damon_spe_record rec;
+	unsigned long off = 0;
+	unsigned int n = 0;
+	size_t used;
+	int ret;
+
+	*cut = false;
+	while (off < len && n < DAMON_PERF_AUX_BATCH) {
+		ret = damon_spe_decode(buf + off, len - off, &used, &rec);
+		off += used;
+		if (ret < 0) {
+			aux->malformed++;
+			continue;
+		}
+		if (!ret) {
+			*cut = off < len;
+			break;
+		}
+		damon_perf_aux_record(perf, event, cpu, &rec, last);
+		aux->records++;
+		n++;
+	}
+	return off;
+}
+
+/*
+ * Drain the AUX area of @event, the event of @cpu: decode its records in
+ * batches, each pushed into the ring of the CPU the kdamond runs on and
+ * drained from it at once, so that the ring holds one batch at a time.
+ * At most the size of the area is read, so that a PMU writing as fast as
+ * the drain reads does not keep it.  An event the PMU driver disabled
+ * because its area was full is enabled again, unless sampling is paused.
+ */
+static void damon_perf_aux_drain_event(struct damon_perf *perf,
+				       struct perf_event *event,
+				       unsigned int cpu, bool have_view)
+{
+	struct damon_perf_obs_aux aux = {
+		.size = DAMON_PERF_AUX_PAGES << PAGE_SHIFT,
+	};
+	unsigned long len, used, total = 0;
+	unsigned int ring_cpu;
+	pid_t last[2] = {};
+	bool cut;
+	u64 flags;
+
+	while (total < aux.size) {
+		len = perf_event_read_kernel_aux(event, perf->aux_buf,
+						 DAMON_PERF_AUX_CHUNK, &flags);
+		if (flags & PERF_AUX_FLAG_TRUNCATED)
+			aux.truncated = 1;
+		if (flags & PERF_AUX_FLAG_COLLISION)
+			aux.collision = 1;
+		if (!aux.used)
+			aux.used = len;
+		if (!len)
+			break;
+		preempt_disable();
+		ring_cpu = smp_processor_id();
+		used = damon_perf_aux_decode(perf, event, cpu, perf->aux_buf,
+					     len, &aux, last, &cut);
+		preempt_enable();
+		/* a record longer than a whole chunk cannot be decoded */
+		if (!used && len == DAMON_PERF_AUX_CHUNK) {
+			aux.malformed++;
+			used = 1;
+			cut = false;
+		}
+		perf_event_consume_kernel_aux(event, used);
+		total += used;
+		damon_perf_drain_cpu(perf, ring_cpu, have_view);
+		/* a cut record before the end of the data is not finished */
+		if (!used || (cut && len < DAMON_PERF_AUX_CHUNK))
+			break;
+	}
+	damon_perf_obs_aux_end(&perf->obs, cpu, &aux);
+	if (perf->enabled && READ_ONCE(event->state) == PERF_EVENT_STATE_OFF)
+		perf_event_enable(event);
+}
+
+/* Drain the AUX area of every event that has one. */
+static void damon_perf_aux_drain(struct damon_perf *perf, bool have_view)
+{
+	struct perf_event *event;
+	unsigned int cpu, i;
+
+	/* the CPU hotplug callbacks release events */
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		for (i = 0; i < perf->nr_events; i++) {
+			event = *damon_perf_event_slot(perf, cpu, i);
+			if (event && has_aux(event))
+				damon_perf_aux_drain_event(perf, event, cpu,
+							   have_view);
+		}
+	}
+	cpus_read_unlock();
+}
+
 /* Drain every CPU's ring; returns the number of regions, or an error. */
 static int damon_perf_drain(struct damon_perf *perf)
 {
 	int nr_regions = damon_perf_build_view(perf);
 	unsigned int cpu;
 
+	if (perf->aux_buf)
+		damon_perf_aux_drain(perf, nr_regions >= 0);
 	for_each_possible_cpu(cpu)
 		damon_perf_drain_cpu(perf, cpu, nr_regions >= 0);
 	return nr_regions;
@@ -583,18 +794,13 @@ unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
  * Event lifecycle: create, bind, enable, release
  */
 
-static struct perf_event **damon_perf_event_slot(struct damon_perf *perf,
-						 unsigned int cpu,
-						 unsigned int idx)
-{
-	return &perf->events[cpu * perf->nr_events + idx];
-}
-
 /*
  * Refuse the event @event, the context's event @idx, if its PMU is one of
- * the tracing PMUs, which count kernel events and give no data address.
- * Their type numbers, but for the tracepoint one, are assigned at boot, so
- * the PMU is known only once the event exists.
+ * the tracing PMUs, which count kernel events and give no data address, or
+ * writes an AUX area in a format other than ARM SPE's, the one the AUX
+ * drain decodes (Intel PT and CoreSight trace instructions).  Their type
+ * numbers, but for the tracepoint one, are assigned at boot, so the PMU is
+ * known only once the event exists.
  */
 static struct perf_event *damon_perf_check_pmu(struct perf_event *event,
 					       unsigned int idx)
@@ -602,18 +808,30 @@ static struct perf_event *damon_perf_check_pmu(struct perf_event *event,
 	static const char * const no_addr[] = {
 		"tracepoint", "kprobe", "uprobe",
 	};
-	const char *name = event->pmu->name;
+	/* arm_spe_pmu's PMUs, and the test PMU that writes SPE records */
+	static const char * const spe[] = {
+		"arm_spe_", "damon_test_aux",
+	};
+	const char *name = event->pmu->name ?: "";
+	const char *why = "gives no data addresses";
 	unsigned int i;
 
-	for (i = 0; name && i < ARRAY_SIZE(no_addr); i++) {
-		if (strcmp(name, no_addr[i]))
-			continue;
-		pr_warn("perf event %u (type %u): the %s PMU gives no data addresses\n",
-			idx, event->attr.type, name);
-		perf_event_release_kernel(event);
-		return ERR_PTR(-EOPNOTSUPP);
+	for (i = 0; i < ARRAY_SIZE(no_addr); i++) {
+		if (!strcmp(name, no_addr[i]))
+			goto refuse;
 	}
-	return event;
+	if (!has_aux(event))
+		return event;
+	for (i = 0; i < ARRAY_SIZE(spe); i++) {
+		if (!strncmp(name, spe[i], strlen(spe[i])))
+			return event;
+	}
+	why = "writes AUX records in a format other than ARM SPE's";
+refuse:
+	pr_warn("perf event %u (type %u): the %s PMU %s\n",
+		idx, event->attr.type, name, why);
+	perf_event_release_kernel(event);
+	return ERR_PTR(-EOPNOTSUPP);
 }
 
 /*
@@ -685,6 +903,23 @@ static int damon_perf_bind(struct perf_event *event, unsigned int cpu)
 }
 
 /*
+ * Give @event an AUX area if its PMU writes one, and the context the buffer
+ * its drain reads into.
+ */
+static int damon_perf_aux_alloc(struct damon_perf *perf,
+				struct perf_event *event)
+{
+	if (!has_aux(event))
+		return 0;
+	if (!perf->aux_buf) {
+		perf->aux_buf = kmalloc(DAMON_PERF_AUX_CHUNK, GFP_KERNEL);
+		if (!perf->aux_buf)
+			return -ENOMEM;
+	}
+	return perf_event_alloc_kernel_aux(event, DAMON_PERF_AUX_PAGES);
+}
+
+/*
  * Event create and bind of the context's events on @cpu.  On failure,
  * nothing is left on @cpu and its state is ERROR.
  */
@@ -705,6 +940,9 @@ static int damon_perf_create_cpu(struct damon_perf *perf, unsigned int cpu)
 		}
 		*damon_perf_event_slot(perf, cpu, i) = event;
 		nr++;
+		err = damon_perf_aux_alloc(perf, event);
+		if (err)
+			goto fail;
 	}
 	if (!nr) {
 		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_NOPMU);
@@ -787,6 +1025,7 @@ static void damon_perf_free(struct damon_perf *perf)
 	kfree(perf->targets);
 	kvfree(perf->regions);
 	bitmap_free(perf->accessed);
+	kfree(perf->aux_buf);
 	damon_perf_obs_exit(&perf->obs);
 	kfree(perf);
 }
@@ -1057,13 +1296,14 @@ void damon_perf_resume(struct damon_ctx *ctx)
  *
  * Called by the kdamond when it stops monitoring, before it drops its
  * regions, and by damon_start() when the kdamond could not be created.
- * Records left in the rings are drained and matched, so that they are
- * accounted for, but update no region.  Nothing of the perf state of @ctx
+ * Records left in the rings and AUX areas are drained and matched, so that
+ * they are accounted for, but update no region.  Nothing of the perf state of @ctx
  * outlives this call.
  */
 void damon_perf_stop(struct damon_ctx *ctx)
 {
 	struct damon_perf *perf = ctx->perf;
+	unsigned int cpu;
 
 	if (!perf)
 		return;
@@ -1071,6 +1311,16 @@ void damon_perf_stop(struct damon_ctx *ctx)
 	if (!list_empty(&perf->list))
 		list_del_rcu(&perf->list);
 	mutex_unlock(&damon_perf_consumers_lock);
+
+	/* AUX areas go with their events: stop them and take their records */
+	if (perf->aux_buf) {
+		cpus_read_lock();
+		perf->enabled = false;
+		for_each_online_cpu(cpu)
+			damon_perf_enable_cpu(perf, cpu, false);
+		cpus_read_unlock();
+		damon_perf_aux_drain(perf, damon_perf_build_view(perf) >= 0);
+	}
 
 	/* releases the events of every online CPU */
 	cpuhp_state_remove_instance(damon_perf_hp_state, &perf->node);

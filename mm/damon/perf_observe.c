@@ -347,11 +347,15 @@ unsigned int damon_perf_ring_consume(struct damon_perf_ring __percpu *rings,
  * @match:	Drained records that hit a region.
  * @miss:	Drained records that hit no region, by &enum damon_perf_miss.
  * @update:	Drained records that turned a region accessed.
+ * @aux_records: Records decoded from the AUX areas of this CPU's events.
+ * @aux_malformed: Malformed packets skipped in those areas.
+ * @aux_truncated: Times one of those areas was found full.
+ * @aux_collision: Times the PMU reported samples lost to collisions.
  * @nr_in_state: Live (context, CPU) event sets in each state.
  * @error:	perf refused an event here since the last successful create.
  *
  * The first five are written only by the CPU itself; the drain side
- * fields by any CPU.
+ * fields, the AUX ones included, by any CPU.
  */
 struct damon_perf_obs_cpu {
 	u64 reason[NR_DAMON_PERF_SAMPLE_REASONS];
@@ -363,6 +367,10 @@ struct damon_perf_obs_cpu {
 	atomic64_t match;
 	atomic64_t miss[NR_DAMON_PERF_MISSES];
 	atomic64_t update;
+	atomic64_t aux_records;
+	atomic64_t aux_malformed;
+	atomic64_t aux_truncated;
+	atomic64_t aux_collision;
 	atomic_t nr_in_state[NR_DAMON_PERF_STS];
 	bool error;
 };
@@ -682,6 +690,58 @@ void damon_perf_obs_sample(struct damon_perf_obs *obs,
 				damon_perf_sample_context());
 }
 
+/**
+ * damon_perf_obs_aux_record() - Count and trace a record from an AUX area.
+ * @obs:	Observation state of the context whose event wrote it.
+ * @event:	The event.
+ * @cpu:	The CPU of @event, which took the sample.
+ * @addr:	The record's data virtual address, or zero.
+ * @data_src:	The record's data source, as the PMU encodes it.
+ * @found:	PERF_SAMPLE_* bits of what the record holds.
+ * @reason:	What the drain made of the record.
+ *
+ * The AUX drain's counterpart of damon_perf_obs_sample(): the record counts
+ * as a callback, in the counters of the CPU that decodes it, with
+ * preemption disabled, and moves @cpu's events to RUNNING.  The tracepoint
+ * shows @cpu, and the context of the drain, process context.
+ */
+void damon_perf_obs_aux_record(struct damon_perf_obs *obs,
+			       struct perf_event *event, unsigned int cpu,
+			       u64 addr, u64 data_src, u64 found,
+			       enum damon_perf_sample_reason reason)
+{
+	this_cpu_inc(obs->stats->cpus->reason[reason]);
+	damon_perf_obs_run(obs, cpu);
+	trace_damon_perf_sample(addr, data_src, event->attr.sample_period, cpu,
+				reason, found, event->attr.sample_type,
+				damon_perf_sample_context());
+}
+
+/**
+ * damon_perf_obs_aux_end() - Count and trace one drain of an AUX area.
+ * @obs:	Observation state of the context whose event owns the area.
+ * @cpu:	The CPU of the event.
+ * @aux:	What the drain found.
+ *
+ * A truncated area is also traced as damon_perf_ring_overflow, with its
+ * fields in bytes: what the area held, its size, and the truncations of
+ * @cpu so far in the dropped field.
+ */
+void damon_perf_obs_aux_end(struct damon_perf_obs *obs, unsigned int cpu,
+			    const struct damon_perf_obs_aux *aux)
+{
+	struct damon_perf_obs_cpu *c = per_cpu_ptr(obs->stats->cpus, cpu);
+	u64 truncated;
+
+	atomic64_add(aux->records, &c->aux_records);
+	atomic64_add(aux->malformed, &c->aux_malformed);
+	atomic64_add(aux->collision, &c->aux_collision);
+	truncated = atomic64_add_return(aux->truncated, &c->aux_truncated);
+	if (aux->truncated)
+		trace_damon_perf_ring_overflow(cpu, aux->used, aux->size,
+					       truncated);
+}
+
 /* Raise this CPU's ring_peak to @occupancy; best effort against nesting. */
 static void damon_perf_obs_peak(struct damon_perf_obs_cpu __percpu *cpus,
 				unsigned long occupancy)
@@ -832,11 +892,26 @@ static void damon_perf_obs_read_cpu(struct damon_perf_obs_stats *stats,
 	v[DAMON_PERF_C_UPDATE] = atomic64_read(&c->update);
 }
 
+/*
+ * Add @cpu's AUX counters in @stats to @aux: records, malformed packets,
+ * truncations and collisions.
+ */
+static void damon_perf_obs_read_aux(struct damon_perf_obs_stats *stats,
+				    unsigned int cpu, u64 *aux)
+{
+	struct damon_perf_obs_cpu *c = per_cpu_ptr(stats->cpus, cpu);
+
+	aux[0] += atomic64_read(&c->aux_records);
+	aux[1] += atomic64_read(&c->aux_malformed);
+	aux[2] += atomic64_read(&c->aux_truncated);
+	aux[3] += atomic64_read(&c->aux_collision);
+}
+
 static int damon_perf_stats_show(struct seq_file *m, void *unused)
 {
 	struct damon_perf_obs_stats *stats = &damon_perf_obs_live;
 	u64 total[NR_DAMON_PERF_COUNTERS] = {}, v[NR_DAMON_PERF_COUNTERS];
-	u64 missed = 0;
+	u64 missed = 0, aux[4] = {};
 	enum damon_perf_cpu_state st;
 	unsigned int cpu;
 	int i;
@@ -850,6 +925,7 @@ static int damon_perf_stats_show(struct seq_file *m, void *unused)
 				total[i] += v[i];
 		}
 		missed += READ_ONCE(per_cpu_ptr(stats->cpus, cpu)->missed);
+		damon_perf_obs_read_aux(stats, cpu, aux);
 	}
 
 	seq_puts(m, "  ┌──────────────┬──────────────┐\n");
@@ -862,6 +938,8 @@ static int damon_perf_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "  report_missed=%llu illegal_state_changes=%lld ring_capacity=%lu\n",
 		   missed, atomic64_read(&stats->illegal),
 		   DAMON_PERF_RING_SIZE);
+	seq_printf(m, "  aux_records=%llu aux_malformed=%llu aux_truncated=%llu aux_collisions=%llu\n",
+		   aux[0], aux[1], aux[2], aux[3]);
 
 	seq_puts(m, "\n  Per-CPU (non-zero / non-UNINIT):\n");
 	for_each_possible_cpu(cpu) {

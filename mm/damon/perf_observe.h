@@ -124,6 +124,27 @@ enum damon_perf_report_missed {
 	NR_DAMON_PERF_MISSED,
 };
 
+/**
+ * struct damon_perf_obs_aux - Tally of one drain of one AUX area.
+ * @records:	Records decoded.
+ * @malformed:	Malformed packets skipped.
+ * @truncated:	Times the PMU driver found the area full
+ *		(PERF_AUX_FLAG_TRUNCATED) since the last drain: 0 or 1.
+ * @collision:	Times the PMU reported samples lost to a collision
+ *		(PERF_AUX_FLAG_COLLISION) since the last drain: 0 or 1.
+ * @used:	Bytes the area held when the drain began, up to what one
+ *		read returns.
+ * @size:	Size of the area, in bytes.
+ */
+struct damon_perf_obs_aux {
+	unsigned long records;
+	unsigned long malformed;
+	unsigned int truncated;
+	unsigned int collision;
+	unsigned long used;
+	unsigned long size;
+};
+
 #ifdef CONFIG_DAMON_PERF_OBSERVE
 
 struct damon_perf_obs_stats;
@@ -170,6 +191,12 @@ void damon_perf_obs_sample(struct damon_perf_obs *obs,
 			   u64 addr, enum damon_perf_sample_reason reason);
 void damon_perf_obs_report_missed(enum damon_perf_report_missed why,
 				  unsigned long addr, pid_t tgid);
+void damon_perf_obs_aux_record(struct damon_perf_obs *obs,
+			       struct perf_event *event, unsigned int cpu,
+			       u64 addr, u64 data_src, u64 found,
+			       enum damon_perf_sample_reason reason);
+void damon_perf_obs_aux_end(struct damon_perf_obs *obs, unsigned int cpu,
+			    const struct damon_perf_obs_aux *aux);
 void damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
 			      unsigned int cpu,
 			      const struct damon_perf_obs_drain *drain);
@@ -233,6 +260,19 @@ static inline void damon_perf_obs_sample(struct damon_perf_obs *obs,
 static inline void
 damon_perf_obs_report_missed(enum damon_perf_report_missed why,
 			     unsigned long addr, pid_t tgid)
+{
+}
+
+static inline void
+damon_perf_obs_aux_record(struct damon_perf_obs *obs, struct perf_event *event,
+			  unsigned int cpu, u64 addr, u64 data_src, u64 found,
+			  enum damon_perf_sample_reason reason)
+{
+}
+
+static inline void damon_perf_obs_aux_end(struct damon_perf_obs *obs,
+					  unsigned int cpu,
+					  const struct damon_perf_obs_aux *aux)
 {
 }
 

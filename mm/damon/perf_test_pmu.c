@@ -20,8 +20,11 @@
  *   of each interrupt to perf_event_output(), if the event's attributes let
  *   the x86 driver pick large PEBS;
  * - besides "damon_test", it registers "damon_test_ibs", which has
- *   PERF_PMU_CAP_NO_EXCLUDE like the IBS PMUs, and "damon_test_hybrid",
- *   which covers only the first half of the CPUs, like a hybrid PMU.
+ *   PERF_PMU_CAP_NO_EXCLUDE like the IBS PMUs, "damon_test_hybrid",
+ *   which covers only the first half of the CPUs, like a hybrid PMU, and
+ *   "damon_test_aux", which, like ARM SPE, calls no overflow handler but
+ *   writes records in SPE's format into the event's AUX area, through
+ *   perf_aux_output_begin() and perf_aux_output_end(), and refuses freq.
  *
  * The period is in nanoseconds (sample_period), or sample_freq samples per
  * second.  What the PMUs made and how they delivered it is counted in
@@ -34,6 +37,7 @@
 #define pr_fmt(fmt) "damon-test-pmu: " fmt
 
 #include <linux/bitfield.h>
+#include <linux/unaligned.h>
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/hrtimer.h>
@@ -91,6 +95,7 @@ enum damon_test_pmu_deliver {
  *		the event from perf_event_overflow(), in NMI context, where the
  *		timer cannot be touched.
  * @nmi_pending: Whether an NMI is to deliver a sample of this event.
+ * @aux:	Whether records go to the AUX area.
  * @seq:	Number of the next record, for the mix of sample kinds.
  */
 struct damon_test_event {
@@ -104,6 +109,7 @@ struct damon_test_event {
 	bool stopped;
 	bool delivering;
 	bool nmi_pending;
+	bool aux;
 	unsigned int seq;
 };
 
@@ -136,12 +142,14 @@ enum damon_test_pmu_stat {
 	DAMON_TEST_PMU_OUTPUT_CALLS,
 	DAMON_TEST_PMU_THROTTLED,
 	DAMON_TEST_PMU_NO_TASK_WORK,
+	DAMON_TEST_PMU_AUX_RECORDS,
+	DAMON_TEST_PMU_AUX_TRUNCATED,
 	DAMON_TEST_PMU_NR_STATS,
 };
 
 static const char * const damon_test_pmu_stat_names[] = {
 	"interrupts", "records", "overflow_calls", "output_calls",
-	"throttled", "no_task_work",
+	"throttled", "no_task_work", "aux_records", "aux_truncated",
 };
 
 static DEFINE_PER_CPU(unsigned long[DAMON_TEST_PMU_NR_STATS],
@@ -158,14 +166,26 @@ static void damon_test_pmu_count(enum damon_test_pmu_stat stat)
  * @pmu:	The PMU.
  * @name:	Its name.
  * @cpus:	CPUs it covers.
+ * @aux:	Whether it writes records into AUX areas.
  */
 struct damon_test_pmu {
 	struct pmu pmu;
 	const char *name;
 	cpumask_t cpus;
+	bool aux;
 };
 
-static struct damon_test_pmu damon_test_pmus[3];
+/*
+ * struct damon_test_aux - An AUX area, as the PMU's setup_aux() sees it.
+ * @pages:	Its pages, from the perf core.
+ * @size:	Its size in bytes.
+ */
+struct damon_test_aux {
+	void **pages;
+	unsigned long size;
+};
+
+static struct damon_test_pmu damon_test_pmus[4];
 
 /* Events still to be let through before refusing them; -1 for all. */
 static atomic_t damon_test_pmu_pass = ATOMIC_INIT(-1);
@@ -215,7 +235,7 @@ static u64 damon_test_pmu_addr(struct perf_event *event)
 	u64 addr;
 
 	if (user && target && task_tgid_nr(current) == target && var) {
-		if (copy_from_user_nmi(&addr, var, sizeof(addr)))
+		if (copy_from_user_nofault(&addr, var, sizeof(addr)))
 			return 0;
 		return addr;
 	}
@@ -224,6 +244,114 @@ static u64 damon_test_pmu_addr(struct perf_event *event)
 	if (user)
 		return user_stack_pointer(task_pt_regs(current));
 	return (u64)(uintptr_t)current;
+}
+
+/* SPE records are aligned to this many bytes with padding. */
+#define DAMON_TEST_SPE_ALIGN	64
+
+/*
+ * Write into @p an SPE record of a load or store of @addr (physical address
+ * @phys, if not zero) by the current task at @pc, or of a branch, with no
+ * data address, if @addr is zero; padded to DAMON_TEST_SPE_ALIGN bytes.
+ * The packet encodings are the Arm ARM's.
+ */
+static void damon_test_spe_record(u8 *p, u64 pc, u64 addr, u64 phys,
+				  bool store)
+{
+	u8 *end = p + DAMON_TEST_SPE_ALIGN;
+
+	if (current->mm && !(current->flags & PF_KTHREAD)) {
+		*p++ = 0x64;		/* context: CONTEXTIDR_EL1, 4 bytes */
+		put_unaligned_le32(task_pid_nr(current), p);
+		p += 4;
+	}
+	*p++ = 0xb0;			/* address: PC, 8 bytes */
+	put_unaligned_le64(pc, p);
+	p += 8;
+	*p++ = 0x52;			/* events, 2 bytes: retired, L1D */
+	put_unaligned_le16(0x6, p);
+	p += 2;
+	*p++ = 0x98;			/* counter: total latency, 2 bytes */
+	put_unaligned_le16(20, p);
+	p += 2;
+	if (addr) {
+		*p++ = 0x49;		/* operation: load/store class */
+		*p++ = store ? 0x1 : 0x0;
+		*p++ = 0xb2;		/* address: data virtual, 8 bytes */
+		put_unaligned_le64(addr & GENMASK_ULL(55, 0), p);
+		p += 8;
+		if (phys) {
+			*p++ = 0xb3;	/* address: data physical, NS set */
+			put_unaligned_le64(phys | BIT_ULL(63), p);
+			p += 8;
+		}
+		*p++ = 0x53;		/* data source, 2 bytes: L1 hit */
+		put_unaligned_le16(0, p);
+		p += 2;
+	} else {
+		*p++ = 0x4a;		/* operation: branch class */
+		*p++ = 0x1;		/* conditional */
+	}
+	*p++ = 0x01;			/* end */
+	memset(p, 0, end - p);		/* padding */
+}
+
+/* Copy @len bytes of @src to @offset of the AUX area @buf, wrapping. */
+static void damon_test_aux_copy(struct damon_test_aux *buf,
+				unsigned long offset, const u8 *src,
+				unsigned long len)
+{
+	unsigned long off, n;
+
+	while (len) {
+		off = offset % buf->size;
+		n = min(len, PAGE_SIZE - offset_in_page(off));
+		memcpy(buf->pages[off >> PAGE_SHIFT] + offset_in_page(off),
+		       src, n);
+		offset += n;
+		src += n;
+		len -= n;
+	}
+}
+
+/*
+ * Write one interrupt's records of @te, of @addr, to the AUX area, as
+ * arm_spe_pmu does at its interrupt: data up to the space left, and the
+ * area marked truncated, which makes perf disable the event, when a record
+ * does not fit.
+ */
+static void damon_test_pmu_aux_deliver(struct damon_test_event *te, u64 addr,
+				       struct pt_regs *regs)
+{
+	struct perf_event *event = te->event;
+	u64 cfg = event->attr.config;
+	struct perf_output_handle handle;
+	struct damon_test_aux *buf;
+	u8 rec[DAMON_TEST_SPE_ALIGN];
+	unsigned long done = 0;
+	unsigned int i;
+	u64 a, phys;
+
+	buf = perf_aux_output_begin(&handle, event);
+	if (!buf)
+		return;
+	for (i = 0; i < te->batch; i++) {
+		if (handle.size - done < sizeof(rec)) {
+			damon_test_pmu_count(DAMON_TEST_PMU_AUX_TRUNCATED);
+			perf_aux_output_flag(&handle, PERF_AUX_FLAG_TRUNCATED);
+			break;
+		}
+		a = (cfg & DAMON_TEST_PMU_MIX) && !(te->seq++ % 4) ? 0 : addr;
+		phys = a && (cfg & DAMON_TEST_PMU_PHYS) ?
+			damon_test_pmu_phys(a) : 0;
+		damon_test_spe_record(rec, instruction_pointer(regs), a, phys,
+				      cfg & DAMON_TEST_PMU_STORE);
+		damon_test_aux_copy(buf, handle.head + done, rec, sizeof(rec));
+		done += sizeof(rec);
+		damon_test_pmu_count(DAMON_TEST_PMU_RECORDS);
+		damon_test_pmu_count(DAMON_TEST_PMU_AUX_RECORDS);
+	}
+	perf_aux_output_end(&handle, done);
 }
 
 /*
@@ -243,6 +371,10 @@ static bool damon_test_pmu_deliver(struct damon_test_event *te,
 	addr = damon_test_pmu_addr(event);
 	if (!addr && (cfg & DAMON_TEST_PMU_ONLY_TARGET))
 		return false;
+	if (te->aux) {
+		damon_test_pmu_aux_deliver(te, addr, regs);
+		return false;
+	}
 	te->delivering = true;
 	for (i = 0; i < te->batch; i++) {
 		bool no_addr = (cfg & DAMON_TEST_PMU_MIX) && !(te->seq++ % 4);
@@ -458,12 +590,16 @@ static int damon_test_pmu_event_init(struct perf_event *event)
 	deliver = FIELD_GET(DAMON_TEST_PMU_DELIVER_MASK, attr->config);
 	if (deliver == DAMON_TEST_PMU_NMI && !DAMON_TEST_PMU_HAS_NMI)
 		return -EOPNOTSUPP;
+	/* as arm_spe_pmu: a period per record, never a frequency */
+	if (tp->aux && attr->freq)
+		return -EINVAL;
 
 	te = kzalloc(sizeof(*te), GFP_KERNEL);
 	if (!te)
 		return -ENOMEM;
 	te->event = event;
 	te->deliver = deliver;
+	te->aux = tp->aux;
 	te->batch = max_t(unsigned int, 1,
 			  FIELD_GET(DAMON_TEST_PMU_BATCH_MASK, attr->config));
 	/* the x86 driver's condition for large PEBS */
@@ -546,6 +682,27 @@ static void damon_test_pmu_read(struct perf_event *event)
 {
 }
 
+static void *damon_test_pmu_setup_aux(struct perf_event *event, void **pages,
+				      int nr_pages, bool overwrite)
+{
+	struct damon_test_aux *buf;
+
+	/* as arm_spe_pmu, which needs room to pad at the end */
+	if (nr_pages < 2)
+		return NULL;
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return NULL;
+	buf->pages = pages;
+	buf->size = (unsigned long)nr_pages << PAGE_SHIFT;
+	return buf;
+}
+
+static void damon_test_pmu_free_aux(void *aux)
+{
+	kfree(aux);
+}
+
 /*
  * sysfs: the fields of config, and the CPUs a PMU covers
  */
@@ -619,11 +776,12 @@ DEFINE_SHOW_ATTRIBUTE(damon_test_pmu_stats);
 
 static int __init damon_test_pmu_register(struct damon_test_pmu *tp,
 					  const char *name, int caps,
-					  const struct cpumask *cpus)
+					  const struct cpumask *cpus, bool aux)
 {
 	int err;
 
 	tp->name = name;
+	tp->aux = aux;
 	cpumask_copy(&tp->cpus, cpus);
 	tp->pmu = (struct pmu) {
 		.task_ctx_nr	= perf_invalid_context,
@@ -636,6 +794,10 @@ static int __init damon_test_pmu_register(struct damon_test_pmu *tp,
 		.stop		= damon_test_pmu_stop,
 		.read		= damon_test_pmu_read,
 	};
+	if (aux) {
+		tp->pmu.setup_aux = damon_test_pmu_setup_aux;
+		tp->pmu.free_aux = damon_test_pmu_free_aux;
+	}
 	err = perf_pmu_register(&tp->pmu, name, -1);
 	if (err)
 		pr_err("cannot register %s: %d\n", name, err);
@@ -665,12 +827,16 @@ static int __init damon_test_pmu_init(void)
 		goto out;
 #endif
 	err = damon_test_pmu_register(&damon_test_pmus[0], "damon_test", 0,
-				      cpu_possible_mask) ?:
+				      cpu_possible_mask, false) ?:
 		damon_test_pmu_register(&damon_test_pmus[1], "damon_test_ibs",
 					PERF_PMU_CAP_NO_EXCLUDE,
-					cpu_possible_mask) ?:
+					cpu_possible_mask, false) ?:
 		damon_test_pmu_register(&damon_test_pmus[2],
-					"damon_test_hybrid", 0, half);
+					"damon_test_hybrid", 0, half, false) ?:
+		damon_test_pmu_register(&damon_test_pmus[3], "damon_test_aux",
+					PERF_PMU_CAP_EXCLUSIVE |
+					PERF_PMU_CAP_ITRACE,
+					cpu_possible_mask, true);
 	if (!err) {
 		struct dentry *dir = debugfs_create_dir("damon_test_pmu", NULL);
 

@@ -515,6 +515,20 @@ echo "Callback breakdown: valid=$(delta valid) null=$(delta null)" \
 classified=$(($(delta valid) + $(delta null) + $(delta addr_zero) +
 	      $(delta kernel) + $(delta inv_phys)))
 check "Sampling: every callback classified" test "$cb" -eq "$classified"
+# a PMU that writes an AUX area (ARM SPE): its records, which the kdamond
+# decodes in process context, count as callbacks
+aux=$(delta aux_records)
+echo "AUX: records=$aux malformed=$(delta aux_malformed)" \
+	"truncated=$(delta aux_truncated) collisions=$(delta aux_collisions)"
+if [ "$aux" -gt 0 ]; then
+	check "Sampling: AUX records counted as callbacks" test "$cb" -ge "$aux"
+	if [ "$have_trace" = 1 ]; then
+		n=$(grep -c 'damon_perf_sample: .* context=[1-3]$' \
+			"$outdir/trace") || true
+		check "Sampling: AUX records handled in process context" \
+			test "$n" -eq 0
+	fi
+fi
 if [ "$cb" -gt 0 ] && [ "$(delta valid)" -eq 0 ]; then
 	echo "# $pmu gives no sample addresses DAMON can use" \
 		"(addr_zero=$(delta addr_zero) of $cb callbacks)"
