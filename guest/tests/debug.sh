@@ -20,7 +20,7 @@ SOAK_STARTS=20 SOAK_HOTPLUG=10 SOAK_PERIOD=250000 "$dir/soak.sh" || rc=1
 # ...and a short fuzzer run (make fuzz runs long ones)
 echo "=== fuzz ==="
 FUZZ_SEED=2 FUZZ_OPS=150 "$dir/fuzz.sh" || rc=1
-for t in smoke perf observe testpmu; do
+for t in smoke perf observe testpmu aux; do
 	echo "=== $t ==="
 	TESTPMU_PERIOD=1000000 "$dir/$t.sh" || rc=1
 done

@@ -130,6 +130,22 @@ check "--pmu no_such_pmu: exit status 4 ($RC)" test $RC -eq 4
 check "--pmu no_such_pmu: a clear reason" out_has nosuch "PMU 'no_such_pmu' not found"
 check "--pmu no_such_pmu: no kdamond left" no_kdamond_left
 
+echo "=== ARM SPE, which this machine does not have: a skip, and why ==="
+run spe --pmu arm_spe_0 --freq 0 --period 256
+check "--pmu arm_spe_0: exit status 4 ($RC)" test $RC -eq 4
+check "--pmu arm_spe_0: a clear reason" out_has spe "PMU 'arm_spe_0' not found"
+check "--pmu arm_spe_0: no kdamond left" no_kdamond_left
+
+echo "=== an SPE-like PMU, the AUX test PMU: every layer passes ==="
+run aux --pmu damon_test_aux --freq 0 --period 200000 --workload fault
+check "--pmu damon_test_aux: exit status 0 ($RC)" test $RC -eq 0
+check "--pmu damon_test_aux: no [FAIL] or [SKIP]" fails out_has aux '^\[\(FAIL\|SKIP\)\]'
+check "--pmu damon_test_aux: Layer 4 shows the AUX records decoded" \
+	out_has aux '^AUX: records=[1-9]'
+check "--pmu damon_test_aux: ...handled in process context" \
+	out_has aux '^\[PASS\] Sampling: AUX records handled in process context'
+check "--pmu damon_test_aux: no kdamond left" no_kdamond_left
+
 echo "=== bad flags ==="
 run badflag --freq 2
 check "--freq 2: exit status 1 ($RC)" test $RC -eq 1

@@ -243,14 +243,15 @@ PERF_STATS=/sys/kernel/debug/damon/perf_stats
 TRACING=/sys/kernel/tracing
 
 # perf_stats_snapshot: print "name value" for each perf_stats table counter,
-# and for the extra line's key=value pairs.
+# and for the key=value pairs of the lines below it.
 perf_stats_snapshot() {
 	local text
 
 	text=$(cat "$PERF_STATS") || return 1
 	awk -F'│' 'NF == 4 && $2 !~ /Counter/ {
 		gsub(/ /, "", $2); gsub(/ /, "", $3); print $2, $3 }' <<<"$text"
-	grep report_missed= <<<"$text" | grep -o '[a-z_]*=[0-9]*' | tr '=' ' '
+	grep -E 'report_missed=|aux_records=' <<<"$text" |
+		grep -o '[a-z_]*=[0-9]*' | tr '=' ' '
 }
 
 # stat_of SNAPSHOT NAME: a counter's value from a perf_stats_snapshot.

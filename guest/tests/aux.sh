@@ -1,0 +1,145 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The AUX drain, through damon_test_aux, the test PMU that writes ARM SPE
+# records into its events' AUX areas: vaddr and paddr contexts find the hot
+# range with the records decoded in process context (context=0), a PMU that
+# fills its area faster than the kdamond drains it is counted and enabled
+# again with nothing corrupted, a freq event is refused cleanly, and
+# kdamonds stopped while their areas fill leave nothing behind (the debug
+# kernel's kmemleak scan, in debug.sh, covers that).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+trap 'stop_workload; damon_stop_all; trace_off' EXIT
+
+# shellcheck source=guest/tests/testpmu-lib.sh
+. "$(dirname "$0")/testpmu-lib.sh"
+
+AUX=damon_test_aux
+# bytes of each record the test PMU writes, and of an event's AUX area
+RECORD=64
+AREA=65536
+
+# aux_test OPS DELIVER NAME FIELD=VALUE...: OPS monitoring of the workload,
+# sampled through the AUX area with the PMU's interrupt in DELIVER, finds
+# the hot range; every record is decoded in process context; the laws hold.
+aux_test() {
+	local ops=$1 deliver=$2 name=$3 n found=hot_range_found
+
+	shift 3
+	start_workload -m touch -H 4 -C 32 -s 0
+	if [ "$ops" = paddr ]; then
+		read_hot_pfns
+		found=hot_phys_found
+	fi
+	setup_ctx "$ops" "$AUX" $((deliver | 1 << BATCH_SHIFT)) "$@"
+	trace_on damon_perf_sample damon_perf_drain
+	BEFORE=$(perf_stats_snapshot)
+	echo on >"$(kdamond_dir 0)/state"
+	if poll "$POLL_SECONDS" "$found" 0; then
+		pass "$name: DAMON finds the hot range"
+	else
+		fail "$name: DAMON did not find the hot range"
+	fi
+	show_regions 3
+	stop_ctx
+	AFTER=$(perf_stats_snapshot)
+	trace_off
+	stop_workload
+	n=$(samples_in_context 0)
+	check "$name: $n records traced, all in process context (context=0)" \
+		test "$n" -gt 0 -a \
+		"$(grep -c 'damon_perf_sample: ' "$TRACING/trace")" -eq "$n"
+	check "$name: every record decoded is a callback ($(delta aux_records))" \
+		test "$(delta aux_records)" -gt 0 -a \
+		"$(delta aux_records)" -eq "$(delta callback)"
+	check "$name: no malformed packet" test "$(delta aux_malformed)" -eq 0
+	check "$name: the conservation laws hold" laws
+	check "$name: records matched the workload ($(delta match))" \
+		test "$(delta match)" -gt 0
+}
+
+echo "=== the AUX test PMU ==="
+check "$AUX is registered" test -r "$PMUS/$AUX/type"
+
+aux_test vaddr "$HARDIRQ" "vaddr, hardirq"
+aux_test vaddr "$NMI" "vaddr, NMI"
+aux_test paddr "$HARDIRQ" "paddr" config=$((HARDIRQ | 1 << BATCH_SHIFT | PHYS)) \
+	sample_phys_addr=1
+
+echo "=== a lost-data storm: the area fills faster than it is drained ==="
+start_workload -m touch -H 4 -C 32 -s 0
+# 16 records of 64 bytes per interrupt: a 64 KiB area is full after 64
+# interrupts, long before the drain, once per 100 ms
+setup_ctx vaddr "$AUX" $((HARDIRQ | 16 << BATCH_SHIFT)) \
+	sample_period=$((PERIOD / 4))
+echo 100000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/sample_us"
+echo 2000000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/aggr_us"
+trace_on damon_perf_ring_overflow
+BEFORE=$(perf_stats_snapshot)
+written=$(pmu_stat aux_records)
+echo on >"$(kdamond_dir 0)/state"
+# more than four areas' worth decoded: the event is enabled again after
+# each truncation
+refilled() {
+	AFTER=$(perf_stats_snapshot)
+	[ "$(delta aux_truncated)" -gt 1 ] &&
+		[ "$(delta aux_records)" -gt $((4 * AREA / RECORD)) ]
+}
+check "storm: truncations are counted, and the area is refilled" \
+	poll "$POLL_SECONDS" refilled
+stop_ctx
+AFTER=$(perf_stats_snapshot)
+trace_off
+stop_workload
+written=$(($(pmu_stat aux_records) - written))
+echo "records written: $written; decoded: $(delta aux_records);" \
+	"truncations: $(delta aux_truncated); malformed: $(delta aux_malformed)"
+check "storm: every record written is decoded, none malformed" \
+	test "$(delta aux_records)" -eq "$written" -a "$(delta aux_malformed)" -eq 0
+check "storm: no ring overflows ($(delta overflow))" test "$(delta overflow)" -eq 0
+check "storm: truncations traced as damon_perf_ring_overflow" \
+	grep -q "damon_perf_ring_overflow: .* capacity=$AREA " "$TRACING/trace"
+check "storm: the conservation laws hold" laws
+
+echo "=== what the AUX PMU cannot do fails the start cleanly ==="
+# only_cpu_states STATE: every CPU perf_stats shows is in STATE
+only_cpu_states() {
+	cpu_states >/tmp/states
+	! grep -qv " $1\$" /tmp/states
+}
+kdamond_stopped() {
+	[ "$(cat "$(kdamond_dir 0)/pid")" = -1 ]
+}
+start_workload -m touch -H 4 -C 32 -s 0
+setup_ctx vaddr "$AUX" $((HARDIRQ | 1 << BATCH_SHIFT)) freq=1 sample_freq=1000
+dmesg -c >/dev/null
+check "freq=1: the start fails with EINVAL" \
+	expect_errno EINVAL "$(kdamond_dir 0)/state" on
+check "... the kdamond is off" test "$(cat "$(kdamond_dir 0)/state")" = off
+check "... every CPU shown is in ERROR" only_cpu_states ERROR
+cat /tmp/states
+damon_stop_all
+stop_workload
+
+echo "=== kdamonds stopped while their areas fill ==="
+start_workload -m touch -H 4 -C 32 -s 0
+setup_ctx vaddr "$AUX" $((NMI | 16 << BATCH_SHIFT)) sample_period=$((PERIOD / 4))
+decoding() {
+	AFTER=$(perf_stats_snapshot)
+	[ "$(delta aux_records)" -gt 0 ]
+}
+for i in $(seq 5); do
+	BEFORE=$(perf_stats_snapshot)
+	echo on >"$(kdamond_dir 0)/state"
+	# records are coming in: off in the middle of it
+	check "teardown $i: records decoded" poll "$POLL_SECONDS" decoding
+	sysfs_write off "$(kdamond_dir 0)/state"
+	check "teardown $i: the kdamond stops" poll "$POLL_SECONDS" kdamond_stopped
+done
+AFTER=$(perf_stats_snapshot)
+stop_ctx
+stop_workload
+check "teardown: every CPU shown is back to UNINIT" only_cpu_states UNINIT
+cat /tmp/states
+
+finish

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the tests of the test PMUs (CONFIG_DAMON_PERF_TEST_PMU):
+# testpmu.sh and aux.sh.  Sourced after lib.sh.
+# shellcheck disable=SC2034 # the constants are for the tests that source this
+
+PMUS=/sys/bus/event_source/devices
+PMU_STATS=/sys/kernel/debug/damon_test_pmu/stats
+PMU_PASS=/sys/kernel/debug/damon_test_pmu/pass
+# config fields of the test PMUs (their format/ directory says the same)
+NMI=3
+HARDIRQ=2
+SOFTIRQ=1
+TASK=0
+BATCH_SHIFT=8
+PHYS=$((1 << 16))
+ONLY_TARGET=$((1 << 19))
+# 200 us between interrupts: enough samples, and TCG keeps up; the debug
+# kernel, slower, takes a longer one
+PERIOD=${TESTPMU_PERIOD:-200000}
+
+pmu_type() {
+	cat "$PMUS/$1/type"
+}
+
+# pmu_stat NAME: a counter of the test PMUs
+pmu_stat() {
+	awk -v n="$1" '$1 == n { print $2 }' "$PMU_STATS"
+}
+
+# setup_paddr_target: context 0 of kdamond 0 monitors the physical address
+# space: the biggest System RAM range, as DAMON_RECLAIM picks it
+setup_paddr_target() {
+	local t range name s e best=0 start=0 end=0
+
+	t=$(kdamond_dir 0)/contexts/0/targets/0
+	echo paddr >"$(kdamond_dir 0)/contexts/0/operations"
+	# the biggest System RAM range, as DAMON_RECLAIM picks it
+	while IFS=: read -r range name; do
+		[ "${name# }" = "System RAM" ] || continue
+		s=$((16#${range%-*}))
+		e=$((16#${range#*-} + 1))
+		if [ $((e - s)) -gt "$best" ]; then
+			best=$((e - s)) start=$s end=$e
+		fi
+	done </proc/iomem
+	echo 1 >"$t/regions/nr_regions"
+	echo "$end" >"$t/regions/0/end"
+	echo "$start" >"$t/regions/0/start"
+}
+
+# read_hot_pfns: the physical pages of the workload's hot range, as root
+# reads them from pagemap, into /tmp/hot.pfns
+read_hot_pfns() {
+	python3 - "$WORKLOAD_PID" "$HOT_START" "$HOT_END" >/tmp/hot.pfns <<'PY'
+import struct, sys
+pid, start, end = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+with open(f"/proc/{pid}/pagemap", "rb") as f:
+    for va in range(start, end, 4096):
+        f.seek(va // 4096 * 8)
+        e = struct.unpack("<Q", f.read(8))[0]
+        if e >> 63:
+            print(e & ((1 << 55) - 1))
+PY
+}
+
+# every region DAMON finds accessed holds a hot page, and one is found
+hot_phys_found() {
+	local s e n a any=0
+
+	tried_regions 0 >/tmp/regions || return 1
+	while read -r s e n a; do
+		[ "$n" -gt 0 ] || continue
+		any=1
+		awk -v s="$s" -v e="$e" '$1 * 4096 >= s && $1 * 4096 < e { f = 1; exit }
+			END { exit !f }' /tmp/hot.pfns || {
+			echo "region $s-$e (nr_accesses $n) holds no hot page"
+			return 1
+		}
+	done </tmp/regions
+	[ $any -eq 1 ]
+}
+
+# setup_ctx OPS: kdamond 0 with one context monitoring the workload
+# (vaddr) or physical memory (paddr), sampled by one event of the test PMU
+# PMU with config CONFIG; the rest of the arguments are more fields.
+setup_ctx() {
+	local ops=$1 pmu=$2 config=$3
+
+	shift 3
+	echo 1 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
+	damon_setup_vaddr 0 "$WORKLOAD_PID"
+	if [ "$ops" = paddr ]; then
+		setup_paddr_target
+	fi
+	damon_set_perf 0 type="$(pmu_type "$pmu")" config="$config" \
+		config1="$CUR_VAR" config2="$WORKLOAD_PID" \
+		sample_period="$PERIOD" "$@"
+}
+
+# stop_ctx: turn kdamond 0 off and remove it
+stop_ctx() {
+	sysfs_write off "$(kdamond_dir 0)/state" || true
+	sysfs_write 0 "$DAMON_ADMIN/kdamonds/nr_kdamonds"
+}
+
+samples_in_context() {
+	grep -c "damon_perf_sample: .* context=$1\$" "$TRACING/trace" || true
+}
