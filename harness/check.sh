@@ -140,7 +140,8 @@ kunit_passed() {
 		grep -q '\[PASSED\] damon-perf =' "$parsed" &&
 		grep -q '\[PASSED\] damon-perf-ring =' "$parsed" &&
 		grep -q '\[PASSED\] damon-perf-sysfs =' "$parsed" &&
-		grep -q '\[PASSED\] damon-perf-observe =' "$parsed"
+		grep -q '\[PASSED\] damon-perf-observe =' "$parsed" &&
+		grep -q '\[PASSED\] damon-perf-spe =' "$parsed"
 }
 
 # Every suite passes, and perf_stats then reads as if none had run: the
@@ -206,18 +207,23 @@ test_combo_i386() {
 }
 
 # An arm64 kernel, cross-built (gcc-aarch64-linux-gnu): mm/damon with the
-# series, the observability and their KUnit tests, perf's core and the
-# Statistical Profiling Extension's driver (ARM_SPE_PMU=y), arm64's sampling
-# PMU, build without warnings.  Objects only, as for i386: no Image.
+# series, the observability, the SPE decoder, the test PMUs and the KUnit
+# tests, perf's core with the series' AUX change, and the Statistical
+# Profiling Extension's driver (ARM_SPE_PMU=y), arm64's sampling PMU, build
+# without warnings.  Objects only, as for i386: no Image.
 test_combo_arm64() {
-	local obj=$OBJ_ROOT/combo-arm64
+	local obj=$OBJ_ROOT/combo-arm64 o
 
 	ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- build_clean combo-arm64 \
 		"mm/damon/ kernel/events/ drivers/perf/" "$TOP/Kconfig.damon-perf" \
-		"$TOP/configs/arm64.config" || return 1
-	file "$obj/mm/damon/perf_observe.o" "$obj/drivers/perf/arm_spe_pmu.o"
-	file "$obj/mm/damon/perf_observe.o" | grep -q 'ELF 64-bit .*ARM aarch64' &&
-		[ -f "$obj/drivers/perf/arm_spe_pmu.o" ]
+		"$TOP/configs/combo-arm64.config" || return 1
+	for o in mm/damon/perf_observe.o mm/damon/perf_spe.o \
+		 mm/damon/perf_test_pmu.o kernel/events/core.o \
+		 drivers/perf/arm_spe_pmu.o; do
+		file "$obj/$o"
+		file "$obj/$o" | grep -q 'ELF 64-bit .*ARM aarch64' || return 1
+	done
+	nm "$obj/kernel/events/core.o" | grep -q ' T perf_event_alloc_kernel_aux$'
 }
 
 series_check() {
@@ -382,6 +388,7 @@ t kselftest guest kselftest
 t tools guest tools
 t damo guest damo
 t testpmu guest testpmu
+t aux guest aux
 t unpriv guest unpriv
 t fuzz "$TOP/harness/boot.sh" -k test -t 900 -n fuzz-test -- \
 	FUZZ_SEED=1 FUZZ_OPS=300 /opt/damon-perf/tests/fuzz.sh

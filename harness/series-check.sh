@@ -9,14 +9,15 @@
 #   kernel-doc   scripts/kernel-doc -none -Wall is clean on every C file
 #                each patch adds, and adds nothing to what it says of the
 #                base's version of every file a patch changes
-#   maintainers  get_maintainer.pl names the new entry for every patch
+#   maintainers  get_maintainer.pl names the new entry for every patch, or
+#                the perf events entry for a patch to perf's core
 #   kconfig      no patch refers to a Kconfig symbol that does not exist yet
 #   docs         Sphinx builds the DAMON admin-guide folder and adds no
 #                warning to the base's; get_abi.pl validates
 #   prefixes     every prefix of the series builds (the test config)
-#   sparse       make C=2 (sparse) on mm/damon reports nothing the base
-#                does not
-#   w1           make W=1 adds no warnings in mm/damon
+#   sparse       make C=2 (sparse) on mm/damon and kernel/events/core.c
+#                reports nothing the base does not
+#   w1           make W=1 adds no warnings in mm/damon and kernel/events
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -94,7 +95,7 @@ check_kernel_doc() {
 		n=$((n + 1))
 		mapfile -t files < <(git -C "$AM" diff-tree --no-commit-id \
 			--name-only -r --diff-filter=AM "$commit" -- \
-			'mm/*.[ch]' 'include/*.h')
+			'mm/*.[ch]' 'include/*.h' 'kernel/*.[ch]')
 		if [ ${#files[@]} -eq 0 ]; then
 			echo "$n/$total: no C files"
 			continue
@@ -123,15 +124,20 @@ check_kernel_doc() {
 }
 
 check_maintainers() {
-	local p bad=0
+	local p bad=0 entry who
 
 	for p in $(patches); do
-		if in_src perl scripts/get_maintainer.pl --no-git \
-			--no-git-fallback --no-rolestats "$p" |
-			grep -q 'damon-perf@example.org'; then
-			echo "$(basename "$p"): names the DAMON perf entry"
+		# a change to perf's core goes to the perf maintainers
+		if grep -q '^+++ b/kernel/events/' "$p"; then
+			entry="perf events" who='linux-perf-users@vger.kernel.org'
 		else
-			echo "$(basename "$p"): get_maintainer.pl does not name the entry"
+			entry="DAMON perf" who='damon-perf@example.org'
+		fi
+		if in_src perl scripts/get_maintainer.pl --no-git \
+			--no-git-fallback --no-rolestats "$p" | grep -qF "$who"; then
+			echo "$(basename "$p"): names the $entry entry"
+		else
+			echo "$(basename "$p"): get_maintainer.pl does not name the $entry entry"
 			bad=1
 		fi
 	done
@@ -233,10 +239,10 @@ check_prefixes() {
 		n=$((n + 1))
 		git -C "$AM" checkout -q "$commit"
 		cp "$OBJ_ROOT/test/.config" "$obj/.config"
-		# mm/damon/ is all a patch builds; what linking would find is
-		# checked below
-		if ! make -C "$AM" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig mm/damon/ \
-				>"$LOG_DIR/prefix-$n.log" 2>&1; then
+		# mm/damon/ and perf's core are all the patches build; what
+		# linking would find is checked below
+		if ! make -C "$AM" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig \
+				mm/damon/ kernel/events/ >"$LOG_DIR/prefix-$n.log" 2>&1; then
 			grep -E 'error|Error' "$LOG_DIR/prefix-$n.log" | head -20
 			git -C "$AM" checkout -q am
 			die "prefix $n/$total does not build"
@@ -269,21 +275,26 @@ sparse_warnings() {
 	if [ "$2" != "$OBJ_ROOT/test" ]; then
 		test_obj "$1" "$2"
 	fi
-	make -C "$1" O="$2" CC="ccache gcc" -j"$JOBS" C=2 mm/damon/ 2>&1 |
-		grep -E 'mm/damon/.*: (warning|error):' | sed "s|^$1/||" | sort || true
+	make -C "$1" O="$2" CC="ccache gcc" -j"$JOBS" C=2 mm/damon/ \
+		kernel/events/core.o 2>&1 |
+		grep -E '(mm/damon|kernel/events)/.*: (warning|error):' |
+		sed -E "s|^$1/||; s|^(kernel/events/[^:]*):[0-9]+:[0-9]+:|\1:|" |
+		sort || true
 }
 
-# Sparse on mm/damon adds nothing to what it reports on the base, whose
-# vaddr.c has warnings of its own.
+# Sparse on mm/damon and perf's core adds nothing to what it reports on
+# the base, whose vaddr.c has warnings of its own.  The series moves the
+# lines of kernel/events/core.c, so its warnings are compared without
+# their line numbers.
 check_sparse() {
 	local base ours new
 
 	base=$(sparse_warnings "$BASE_DIR" "$OBJ_ROOT/sparse-base")
 	ours=$(sparse_warnings "$SRC_DIR" "$OBJ_ROOT/test")
-	echo "sparse on mm/damon of the base:"
+	echo "sparse on mm/damon and kernel/events/core.c of the base:"
 	echo "${base:-  clean}"
 	new=$(comm -13 <(echo "$base") <(echo "$ours"))
-	echo "sparse on mm/damon with the series, beyond the base: ${new:-nothing}"
+	echo "sparse with the series, beyond the base: ${new:-nothing}"
 	[ -z "$new" ]
 }
 
@@ -291,9 +302,9 @@ check_w1() {
 	local obj=$OBJ_ROOT/w1 out
 
 	test_obj "$SRC_DIR" "$obj"
-	out=$(make -C "$SRC_DIR" O="$obj" CC="ccache gcc" -j"$JOBS" W=1 mm/damon/ 2>&1 |
-		grep -E 'mm/damon/.*warning:' || true)
-	echo "W=1 on mm/damon: ${out:-no warnings}"
+	out=$(make -C "$SRC_DIR" O="$obj" CC="ccache gcc" -j"$JOBS" W=1 mm/damon/ \
+		kernel/events/ 2>&1 | grep -E '(mm/damon|kernel/events)/.*warning:' || true)
+	echo "W=1 on mm/damon and kernel/events: ${out:-no warnings}"
 	[ -z "$out" ]
 }
 
