@@ -3,7 +3,8 @@
 # make export: write the branch in build/src back to the repository: the
 # series to series/ with git format-patch (the cover letter is the branch
 # description), and the flattened tree, which the layout rule derives from
-# it, to mm/, include/, Documentation/, tools/ and MAINTAINERS.patch.
+# it, to mm/, include/, kernel/, Documentation/, tools/ and
+# MAINTAINERS.patch.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -28,10 +29,10 @@ cp "$tmp/series"/*.patch "$SERIES_DIR/"
 for f in $(kernel_files); do
 	rm -f "$TOP/$f"
 done
-(cd "$TOP" && find mm include Documentation tools -type d -empty -delete 2>/dev/null) || true
+(cd "$TOP" && find "${KERNEL_DIRS[@]}" -type d -empty -delete 2>/dev/null) || true
 cp -r "$tmp/flat/." "$TOP/"
 rm -rf "$tmp"
 git -C "$SRC_DIR" config "branch.$SERIES_BRANCH.exported" \
 	"$(git -C "$SRC_DIR" rev-parse "$SERIES_BRANCH")"
 note "exported $(series_patches "$SERIES_DIR" | wc -l) patches to series/ and the flattened tree"
-git -C "$TOP" status --short -- series mm include Documentation tools MAINTAINERS.patch >&2
+git -C "$TOP" status --short -- series "${KERNEL_DIRS[@]}" MAINTAINERS.patch >&2

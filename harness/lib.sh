@@ -24,6 +24,8 @@ JOBS=${JOBS:-$(nproc)}
 # The test kernel's fragments: the distro builder's fragment that turns the
 # series on, then what the guest and the tests need.
 TEST_FRAGMENTS=("$TOP/Kconfig.damon-perf" "$TOP/configs/test.config")
+# the folders of the flattened tree, at their kernel paths
+KERNEL_DIRS=(mm include kernel Documentation tools)
 
 die() {
 	echo "error: $*" >&2
@@ -69,8 +71,7 @@ series_patches() {
 # everything under the kernel-path folders, and MAINTAINERS.patch.
 kernel_files() {
 	(cd "$TOP" && git ls-files --cached --others --exclude-standard -- \
-		mm include Documentation tools MAINTAINERS.patch \
-		2>/dev/null | sort -u)
+		"${KERNEL_DIRS[@]}" MAINTAINERS.patch 2>/dev/null | sort -u)
 }
 
 # With =n the data path (perf.o, and the rings in perf_observe.o) reads no

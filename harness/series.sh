@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # The patch series in series/ is the source of the kernel code.  This
 # script turns it into a branch, a branch back into it, and a branch into
-# the flattened tree (the repository's mm/, include/, Documentation/,
-# tools/ and MAINTAINERS.patch, by the layout rule in the README).
+# the flattened tree (the repository's mm/, include/, kernel/,
+# Documentation/, tools/ and MAINTAINERS.patch, by the layout rule in the
+# README).
 #
 #   series.sh am DIR        clone the base into DIR and git am the series
 #                           onto the branch damon-perf; the cover letter
