@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # The AUX drain, through damon_test_aux, the test PMU that writes ARM SPE
 # records into its events' AUX areas: vaddr and paddr contexts find the hot
-# range with the records decoded in process context (context=0), a PMU that
-# fills its area faster than the kdamond drains it is counted and enabled
-# again with nothing corrupted, a freq event is refused cleanly, and
-# kdamonds stopped while their areas fill leave nothing behind (the debug
-# kernel's kmemleak scan, in debug.sh, covers that).
+# range with the records decoded in process context (context=0); records
+# without a data address, of kernel addresses and of other tasks are sorted
+# out as samples are; a PMU that fills its area faster than the kdamond
+# drains it is counted and enabled again with nothing corrupted; a freq
+# event is refused cleanly; and kdamonds stopped while their areas fill
+# leave nothing behind (the debug kernel's kmemleak scan, in debug.sh,
+# covers that).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 trap 'stop_workload; damon_stop_all; trace_off' EXIT
@@ -65,6 +67,13 @@ aux_test vaddr "$HARDIRQ" "vaddr, hardirq"
 aux_test vaddr "$NMI" "vaddr, NMI"
 aux_test paddr "$HARDIRQ" "paddr" config=$((HARDIRQ | 1 << BATCH_SHIFT | PHYS)) \
 	sample_phys_addr=1
+
+echo "=== mixed records: branches, kernel threads, other tasks ==="
+# branches have no data address (addr_zero), kernel threads' records a
+# kernel address and no context packet, other tasks' records their pid
+mixed_test "$AUX" "AUX mixed"
+check "AUX mixed: every record decoded is a callback, none null" \
+	test "$(delta aux_records)" -eq "$(delta callback)" -a "$(delta null)" -eq 0
 
 echo "=== a lost-data storm: the area fills faster than it is drained ==="
 start_workload -m touch -H 4 -C 32 -s 0

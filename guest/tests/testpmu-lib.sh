@@ -107,3 +107,35 @@ stop_ctx() {
 samples_in_context() {
 	grep -c "damon_perf_sample: .* context=$1\$" "$TRACING/trace" || true
 }
+
+# mixed_test PMU NAME: vaddr monitoring of the workload through PMU, with
+# the mix option (every 4th record has no data address) and hardirq
+# delivery, which also samples other tasks and kernel threads: the
+# addr_zero, kernel, miss_tgid and match counters all move, and the
+# conservation laws hold.  Leaves the counters in BEFORE and AFTER.
+mixed_test() {
+	local pmu=$1 name=$2 other
+
+	start_workload -m touch -H 4 -C 32 -s 0
+	setup_ctx vaddr "$pmu" $((HARDIRQ | 1 << BATCH_SHIFT | 1 << 18))
+	BEFORE=$(perf_stats_snapshot)
+	echo on >"$(kdamond_dir 0)/state"
+	# an other process, so that samples of another tgid are taken
+	"$BIN/hotcold" -m touch -H 1 -C 1 -s 0 -i /tmp/other.info &
+	other=$!
+	check "$name: no address, kernel addresses, other tasks and the workload all seen" \
+		poll "$POLL_SECONDS" mixed_moved
+	kill "$other"
+	wait "$other" || true
+	stop_ctx
+	AFTER=$(perf_stats_snapshot)
+	stop_workload
+	echo "addr_zero=$(delta addr_zero) kernel=$(delta kernel) miss_tgid=$(delta miss_tgid) match=$(delta match)"
+	check "$name: the conservation laws hold" laws
+}
+
+mixed_moved() {
+	AFTER=$(perf_stats_snapshot)
+	[ "$(delta addr_zero)" -gt 0 ] && [ "$(delta kernel)" -gt 0 ] &&
+		[ "$(delta miss_tgid)" -gt 0 ] && [ "$(delta match)" -gt 0 ]
+}

@@ -55,29 +55,7 @@ deliver_test $SOFTIRQ "softirq"
 deliver_test $TASK "task"
 
 echo "=== mixed samples: every reason and miss counter moves ==="
-start_workload -m touch -H 4 -C 32 -s 0
-# deliver=hardirq, mix (every 4th record has no address); the samples of
-# other tasks and kernel threads carry their own addresses
-setup_ctx vaddr damon_test $((HARDIRQ | 1 << BATCH_SHIFT | 1 << 18))
-BEFORE=$(perf_stats_snapshot)
-echo on >"$(kdamond_dir 0)/state"
-# an other process, so that samples of another tgid are taken
-"$BIN/hotcold" -m touch -H 1 -C 1 -s 0 -i /tmp/other.info &
-other=$!
-moved() {
-	AFTER=$(perf_stats_snapshot)
-	[ "$(delta addr_zero)" -gt 0 ] && [ "$(delta kernel)" -gt 0 ] &&
-		[ "$(delta miss_tgid)" -gt 0 ] && [ "$(delta match)" -gt 0 ]
-}
-check "no address, kernel addresses, other tasks and the workload all seen" \
-	poll "$POLL_SECONDS" moved
-kill "$other"
-wait "$other" || true
-stop_ctx
-AFTER=$(perf_stats_snapshot)
-stop_workload
-echo "addr_zero=$(delta addr_zero) kernel=$(delta kernel) miss_tgid=$(delta miss_tgid) match=$(delta match)"
-check "mixed: the conservation laws hold" laws
+mixed_test damon_test mixed
 
 echo "=== large PEBS: batched records reach DAMON ==="
 # 8 records per interrupt; perf_event_output() would drop all but the last
