@@ -79,6 +79,16 @@ static const u8 damon_spe_test_branch[] = {
 					 DAMON_SPE_CONTEXT | \
 					 DAMON_SPE_DATA_SRC | DAMON_SPE_LDST)
 
+/* @buf, @len bytes, decodes as one whole record into @rec. */
+static void damon_spe_test_whole(struct kunit *test, const u8 *buf,
+				 size_t len, struct damon_spe_record *rec)
+{
+	size_t used;
+
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, len, &used, rec));
+	KUNIT_EXPECT_EQ(test, len, used);
+}
+
 static void damon_spe_test_expect_load(struct kunit *test,
 				       const struct damon_spe_record *rec)
 {
@@ -104,40 +114,28 @@ static void damon_spe_test_expect_store(struct kunit *test,
 static void damon_spe_test_load_record(struct kunit *test)
 {
 	struct damon_spe_record rec;
-	size_t used;
-	int ret;
 
-	ret = damon_spe_decode(damon_spe_test_load,
-			       sizeof(damon_spe_test_load), &used, &rec);
-	KUNIT_ASSERT_EQ(test, 1, ret);
-	KUNIT_EXPECT_EQ(test, sizeof(damon_spe_test_load), used);
+	damon_spe_test_whole(test, damon_spe_test_load,
+			     sizeof(damon_spe_test_load), &rec);
 	damon_spe_test_expect_load(test, &rec);
 }
 
 static void damon_spe_test_store_timestamp(struct kunit *test)
 {
 	struct damon_spe_record rec;
-	size_t used;
-	int ret;
 
 	/* the TIMESTAMP packet ends the record, as END does */
-	ret = damon_spe_decode(damon_spe_test_store,
-			       sizeof(damon_spe_test_store), &used, &rec);
-	KUNIT_ASSERT_EQ(test, 1, ret);
-	KUNIT_EXPECT_EQ(test, sizeof(damon_spe_test_store), used);
+	damon_spe_test_whole(test, damon_spe_test_store,
+			     sizeof(damon_spe_test_store), &rec);
 	damon_spe_test_expect_store(test, &rec);
 }
 
 static void damon_spe_test_branch_record(struct kunit *test)
 {
 	struct damon_spe_record rec;
-	size_t used;
-	int ret;
 
-	ret = damon_spe_decode(damon_spe_test_branch,
-			       sizeof(damon_spe_test_branch), &used, &rec);
-	KUNIT_ASSERT_EQ(test, 1, ret);
-	KUNIT_EXPECT_EQ(test, sizeof(damon_spe_test_branch), used);
+	damon_spe_test_whole(test, damon_spe_test_branch,
+			     sizeof(damon_spe_test_branch), &rec);
 	/* neither the PC nor the branch target is a data address */
 	KUNIT_EXPECT_EQ(test, DAMON_SPE_CONTEXT, rec.flags);
 	KUNIT_EXPECT_EQ(test, 0ull, rec.vaddr);
@@ -154,11 +152,8 @@ static void damon_spe_test_other_op(struct kunit *test)
 		0x01,
 	};
 	struct damon_spe_record rec;
-	size_t used;
 
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), &used,
-						  &rec));
-	KUNIT_EXPECT_EQ(test, sizeof(buf), used);
+	damon_spe_test_whole(test, buf, sizeof(buf), &rec);
 	KUNIT_EXPECT_EQ(test, 0u, rec.flags);
 }
 
@@ -175,11 +170,8 @@ static void damon_spe_test_no_context(struct kunit *test)
 		0x01,
 	};
 	struct damon_spe_record rec;
-	size_t used;
 
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), &used,
-						  &rec));
-	KUNIT_EXPECT_EQ(test, sizeof(buf), used);
+	damon_spe_test_whole(test, buf, sizeof(buf), &rec);
 	KUNIT_EXPECT_EQ(test, DAMON_SPE_VADDR | DAMON_SPE_DATA_SRC |
 			DAMON_SPE_LDST, rec.flags);
 	KUNIT_EXPECT_EQ(test, 0xffff8a001010ull, rec.vaddr);
@@ -197,10 +189,8 @@ static void damon_spe_test_kernel_addr(struct kunit *test)
 		0x01,
 	};
 	struct damon_spe_record rec;
-	size_t used;
 
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), &used,
-						  &rec));
+	damon_spe_test_whole(test, buf, sizeof(buf), &rec);
 	KUNIT_EXPECT_EQ(test, DAMON_SPE_VADDR | DAMON_SPE_PADDR, rec.flags);
 	KUNIT_EXPECT_EQ(test, 0xffff000012345000ull, rec.vaddr);
 	KUNIT_EXPECT_EQ(test, 0x12345000ull, rec.paddr);
@@ -215,10 +205,8 @@ static void damon_spe_test_tagged_user_addr(struct kunit *test)
 		0x01,
 	};
 	struct damon_spe_record rec;
-	size_t used;
 
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), &used,
-						  &rec));
+	damon_spe_test_whole(test, buf, sizeof(buf), &rec);
 	KUNIT_EXPECT_EQ(test, DAMON_SPE_VADDR, rec.flags);
 	KUNIT_EXPECT_EQ(test, 0xaaaabbbbc000ull, rec.vaddr);
 }
@@ -234,11 +222,9 @@ static void damon_spe_test_two_vaddrs(struct kunit *test)
 		0x01,
 	};
 	struct damon_spe_record rec;
-	size_t used;
 
 	/* the last one is kept */
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), &used,
-						  &rec));
+	damon_spe_test_whole(test, buf, sizeof(buf), &rec);
 	KUNIT_EXPECT_EQ(test, DAMON_SPE_VADDR, rec.flags);
 	KUNIT_EXPECT_EQ(test, 0x2000ull, rec.vaddr);
 }
@@ -260,11 +246,8 @@ static void damon_spe_test_extended(struct kunit *test)
 		0x01,
 	};
 	struct damon_spe_record rec;
-	size_t used;
 
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), &used,
-						  &rec));
-	KUNIT_EXPECT_EQ(test, sizeof(buf), used);
+	damon_spe_test_whole(test, buf, sizeof(buf), &rec);
 	KUNIT_EXPECT_EQ(test, DAMON_SPE_VADDR | DAMON_SPE_CONTEXT, rec.flags);
 	KUNIT_EXPECT_EQ(test, 0xffffa0000040ull, rec.vaddr);
 	KUNIT_EXPECT_EQ(test, 0ull, rec.paddr);
@@ -310,6 +293,7 @@ static void damon_spe_test_pad_between(struct kunit *test)
 	struct damon_spe_record rec;
 	size_t used;
 
+	/* the trailing PAD is left for the next record */
 	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), &used,
 						  &rec));
 	KUNIT_EXPECT_EQ(test, sizeof(buf) - 1, used);
