@@ -35,18 +35,7 @@ aux_test() {
 	fi
 	setup_ctx "$ops" "$AUX" $((deliver | 1 << BATCH_SHIFT)) "$@"
 	trace_on damon_perf_sample damon_perf_drain
-	BEFORE=$(perf_stats_snapshot)
-	echo on >"$(kdamond_dir 0)/state"
-	if poll "$POLL_SECONDS" "$found" 0; then
-		pass "$name: DAMON finds the hot range"
-	else
-		fail "$name: DAMON did not find the hot range"
-	fi
-	show_regions 3
-	stop_ctx
-	AFTER=$(perf_stats_snapshot)
-	trace_off
-	stop_workload
+	sample_until "$name" "$found" 0
 	n=$(samples_in_context 0)
 	check "$name: $n records traced, all in process context (context=0)" \
 		test "$n" -gt 0 -a \

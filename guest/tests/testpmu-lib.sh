@@ -139,3 +139,25 @@ mixed_moved() {
 	[ "$(delta addr_zero)" -gt 0 ] && [ "$(delta kernel)" -gt 0 ] &&
 		[ "$(delta miss_tgid)" -gt 0 ] && [ "$(delta match)" -gt 0 ]
 }
+
+# sample_until NAME FOUND...: turn kdamond 0 on and wait until FOUND...
+# holds (pass) or the deadline passes (fail); show the hottest regions,
+# then stop the kdamond, the trace and the workload.  The counters before
+# and after are left in BEFORE and AFTER.
+sample_until() {
+	local name=$1
+
+	shift
+	BEFORE=$(perf_stats_snapshot)
+	echo on >"$(kdamond_dir 0)/state"
+	if poll "$POLL_SECONDS" "$@"; then
+		pass "$name: DAMON finds the hot range"
+	else
+		fail "$name: DAMON did not find the hot range"
+	fi
+	show_regions 3
+	stop_ctx
+	AFTER=$(perf_stats_snapshot)
+	trace_off
+	stop_workload
+}

@@ -20,18 +20,8 @@ deliver_test() {
 	start_workload -m touch -H 4 -C 32 -s 0
 	setup_ctx vaddr damon_test $((ctx | 1 << BATCH_SHIFT))
 	trace_on damon_perf_sample damon_perf_drain
-	BEFORE=$(perf_stats_snapshot)
-	echo on >"$(kdamond_dir 0)/state"
-	if poll "$POLL_SECONDS" hot_range_found 0; then
-		pass "$name: DAMON finds the hot range, the cold range reads 0"
-	else
-		fail "$name: DAMON did not find the hot range"
-	fi
-	show_regions 3
-	stop_ctx
-	AFTER=$(perf_stats_snapshot)
-	trace_off
-	stop_workload
+	# hot_range_found: the cold range reads 0 too
+	sample_until "$name" hot_range_found 0
 	n=$(samples_in_context "$ctx")
 	check "$name: $n samples traced with context=$ctx" test "$n" -gt 0
 	check "$name: no sample traced in another context" \
