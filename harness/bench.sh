@@ -33,20 +33,8 @@ args=()
 # the base, as every entry point has them.
 "$TOP/harness/base.sh"
 
-# build_missing NAME FRAGMENT...: build a kernel as make check does, unless
-# it is there.
-build_missing() {
-	local name=$1
-
-	[ -f "$OBJ_ROOT/$name/arch/x86/boot/bzImage" ] && return 0
-	note "no $name kernel: building it"
-	[ -d "$SRC_DIR/.git" ] || "$TOP/harness/apply.sh"
-	"$TOP/harness/config.sh" "$@" && "$TOP/harness/build.sh" "$name"
-}
-
-build_missing test "${TEST_FRAGMENTS[@]}"
-[ -n "$quick" ] ||
-	build_missing no-observe "${TEST_FRAGMENTS[@]}" "$TOP/configs/no-observe.config"
+build_missing test
+[ -n "$quick" ] || build_missing no-observe "$TOP/configs/no-observe.config"
 "$TOP/harness/initramfs.sh"
 
 rm -rf "$out"

@@ -23,16 +23,10 @@ debug | test) ;;
 *) die "KERNEL must be debug or test: $kernel" ;;
 esac
 
-if [ ! -f "$OBJ_ROOT/$kernel/arch/x86/boot/bzImage" ]; then
-	if [ "$kernel" = debug ]; then
-		note "no debug kernel: building it as make check does"
-		[ -d "$SRC_DIR/.git" ] || "$TOP/harness/apply.sh"
-		"$TOP/harness/config.sh" debug "${TEST_FRAGMENTS[@]}" \
-			"$TOP/configs/debug.config" &&
-			"$TOP/harness/build.sh" debug
-	else
-		die "no test kernel: run make kernel first"
-	fi
+if [ "$kernel" = debug ]; then
+	build_missing debug "$TOP/configs/debug.config"
+else
+	build_missing test
 fi
 "$TOP/harness/initramfs.sh"
 

@@ -69,6 +69,20 @@ series_patches() {
 
 # Files of the repository that the layout rule derives from the series:
 # everything under the kernel-path folders, and MAINTAINERS.patch.
+# build_missing NAME [FRAGMENT...]: build kernel NAME as make check does
+# (tinyconfig, the test kernel's fragments, then FRAGMENTs), unless it is
+# there.
+build_missing() {
+	local name=$1
+
+	shift
+	[ -f "$OBJ_ROOT/$name/arch/x86/boot/bzImage" ] && return 0
+	note "no $name kernel: building it as make check does"
+	[ -d "$SRC_DIR/.git" ] || "$TOP/harness/apply.sh"
+	"$TOP/harness/config.sh" "$name" "${TEST_FRAGMENTS[@]}" "$@" &&
+		"$TOP/harness/build.sh" "$name"
+}
+
 kernel_files() {
 	(cd "$TOP" && git ls-files --cached --others --exclude-standard -- \
 		"${KERNEL_DIRS[@]}" MAINTAINERS.patch 2>/dev/null | sort -u)

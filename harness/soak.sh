@@ -30,18 +30,10 @@ PERIOD=${PERIOD:-$period}
 [[ $PERIOD =~ ^[0-9]+$ ]] || die "PERIOD must be a number of ns, not '$PERIOD'"
 TIMEOUT=${TIMEOUT:-$timeout}
 
-if [ ! -f "$OBJ_ROOT/$KERNEL/arch/x86/boot/bzImage" ]; then
-	note "no $KERNEL kernel: building it"
-	[ -d "$SRC_DIR/.git" ] || "$TOP/harness/apply.sh"
-	if [ "$KERNEL" = debug ]; then
-		# as make check builds it
-		"$TOP/harness/config.sh" debug "${TEST_FRAGMENTS[@]}" \
-			"$TOP/configs/debug.config" &&
-			"$TOP/harness/build.sh" debug
-	else
-		"$TOP/harness/config.sh" test "${TEST_FRAGMENTS[@]}" &&
-			"$TOP/harness/build.sh" test
-	fi
+if [ "$KERNEL" = debug ]; then
+	build_missing debug "$TOP/configs/debug.config"
+else
+	build_missing test
 fi
 # the guest tests as they are now
 "$TOP/harness/initramfs.sh"

@@ -7,7 +7,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-KMEMLEAK=/sys/kernel/debug/kmemleak
 SEED=${FUZZ_SEED:-1}
 OPS=${FUZZ_OPS:-300}
 read -r -a EXTRA <<<"${FUZZ_ARGS:-}"
@@ -18,28 +17,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-leak=0
-if [ -e "$KMEMLEAK" ]; then
-	# only the fuzzer's leaks count, not boot's
-	echo clear >"$KMEMLEAK"
-fi
+# only the fuzzer's leaks count, not boot's
+kmemleak_clear
 
 rc=0
 python3 "$(dirname "$0")/fuzz.py" --seed "$SEED" --ops "$OPS" "${EXTRA[@]}" || rc=$?
 cleanup
 
-if [ -e "$KMEMLEAK" ]; then
-	# kmemleak reports objects only once they are 5 s old
-	echo scan >"$KMEMLEAK"
-	sleep 6
-	echo scan >"$KMEMLEAK"
-	if [ -s "$KMEMLEAK" ]; then
-		head -n 40 "$KMEMLEAK"
-		echo "fuzz: kmemleak found leaks"
-		leak=1
-	else
-		echo "fuzz: kmemleak found no leaks"
-	fi
-fi
-[ "$rc" -ne 0 ] || rc=$leak
+leaks=$(kmemleak_leaks)
+case $leaks in
+n/a) ;;
+0) echo "fuzz: kmemleak found no leaks" ;;
+*) echo "fuzz: kmemleak found $leaks leaks"; [ "$rc" -ne 0 ] || rc=1 ;;
+esac
 exit "$rc"

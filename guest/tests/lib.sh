@@ -239,6 +239,32 @@ no_accesses_for() {
 	done
 }
 
+KMEMLEAK=/sys/kernel/debug/kmemleak
+
+# kmemleak_clear: have kmemleak forget what it found so far (boot's
+# leftovers), so that only what follows counts.  Nothing without kmemleak.
+kmemleak_clear() {
+	[ ! -e "$KMEMLEAK" ] || echo clear >"$KMEMLEAK"
+}
+
+# kmemleak_leaks: have kmemleak scan, twice, since it reports objects only
+# once they are 5 s old, and print how many leaks it found (showing the
+# first on stderr), or n/a without kmemleak.
+kmemleak_leaks() {
+	local n
+
+	if [ ! -e "$KMEMLEAK" ]; then
+		echo n/a
+		return
+	fi
+	echo scan >"$KMEMLEAK"
+	sleep 6
+	echo scan >"$KMEMLEAK"
+	n=$(grep -c '^unreferenced object' "$KMEMLEAK" || true)
+	[ "$n" -eq 0 ] || head -n 40 "$KMEMLEAK" >&2
+	echo "$n"
+}
+
 PERF_STATS=/sys/kernel/debug/damon/perf_stats
 TRACING=/sys/kernel/tracing
 

@@ -20,7 +20,6 @@ SOAK_PERIOD=${SOAK_PERIOD:-50000}
 
 PMUS=/sys/bus/event_source/devices
 PMU_STATS=/sys/kernel/debug/damon_test_pmu/stats
-KMEMLEAK=/sys/kernel/debug/kmemleak
 CPUS=/sys/devices/system/cpu
 NMI=3
 BATCH_SHIFT=8
@@ -231,11 +230,8 @@ kernel_reports() {
 }
 
 DT=$(cat "$PMUS/damon_test/type")
-leaks=n/a
-if [ -e "$KMEMLEAK" ]; then
-	# forget what boot left behind; only the soak's leaks count
-	echo clear >"$KMEMLEAK"
-fi
+# forget what boot left behind; only the soak's leaks count
+kmemleak_clear
 BEFORE=$(perf_stats_snapshot)
 check "perf_stats is idle before the soak" all_uninit
 t0=$SECONDS
@@ -334,16 +330,11 @@ check "no report missed ($(delta report_missed))" test "$(delta report_missed)" 
 check "samples were taken and matched ($(delta match))" test "$(delta match)" -gt 0
 cat "$PMU_STATS"
 
-if [ -e "$KMEMLEAK" ]; then
-	# kmemleak reports objects only once they are 5 s old
-	echo scan >"$KMEMLEAK"
-	sleep 6
-	echo scan >"$KMEMLEAK"
-	leaks=$(grep -c '^unreferenced object' "$KMEMLEAK" || true)
-	[ "$leaks" -eq 0 ] || head -n 40 "$KMEMLEAK"
-	check "kmemleak found no leaks ($leaks)" test "$leaks" -eq 0
-else
+leaks=$(kmemleak_leaks)
+if [ "$leaks" = n/a ]; then
 	echo "no $KMEMLEAK in this kernel: leaks not checked"
+else
+	check "kmemleak found no leaks ($leaks)" test "$leaks" -eq 0
 fi
 reports=$(kernel_reports)
 [ "$reports" -eq 0 ] || dmesg | grep -E 'WARNING|BUG|KASAN|Call Trace' | head -n 20
