@@ -26,6 +26,7 @@ Experiments (--exp, default all but insns):
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -182,6 +183,20 @@ def kdamond_on():
                     read(KD + '/pid'), 'the kdamond to start'))
 
 
+@contextlib.contextmanager
+def sampling(target, regions, event, warmup):
+    """A kdamond monitoring target with event (None: Accessed bits) on,
+    past its warmup: yields the kdamond's pid, and turns it off on the way
+    out."""
+    kdamond_setup(target, regions, event)
+    pid = kdamond_on()
+    try:
+        time.sleep(warmup)
+        yield pid
+    finally:
+        kdamond_off()
+
+
 def cpu_ns(pid):
     return int(read('/proc/%d/schedstat' % pid).split()[0])
 
@@ -313,12 +328,10 @@ def exp_kdamond(a):
             for label, regions in region_cells(ws, a.quick):
                 for rep in range(a.reps):
                     for mode in ('ab', 'pf', 'tpmu'):
-                        kdamond_setup(wl.pid, regions, event_of(mode, wl))
-                        pid = kdamond_on()
-                        time.sleep(a.warmup)
-                        r = window(a.window, pid)
-                        n = nr_regions_now()
-                        kdamond_off()
+                        with sampling(wl.pid, regions, event_of(mode, wl),
+                                      a.warmup) as pid:
+                            r = window(a.window, pid)
+                            n = nr_regions_now()
                         r.update(exp='kdamond', mode=mode, ws_mb=ws,
                                  regions=label, nr_regions=n, rep=rep)
                         del r['pages']
@@ -340,11 +353,9 @@ def exp_slowdown(a):
                     r = {'pages': wl.pages() - p0,
                          'wall_ns': time.monotonic_ns() - t0}
                 else:
-                    kdamond_setup(wl.pid, None, event_of(mode, wl))
-                    pid = kdamond_on()
-                    time.sleep(a.warmup)
-                    w = window(a.window, pid, wl)
-                    kdamond_off()
+                    with sampling(wl.pid, None, event_of(mode, wl),
+                                  a.warmup) as pid:
+                        w = window(a.window, pid, wl)
                     r = {'pages': w['pages'], 'wall_ns': w['wall_ns']}
                 r.update(exp='slowdown', mode=mode, rep=rep)
                 emit(r)
@@ -543,16 +554,13 @@ def exp_ringloss(a):
     try:
         for period, batch in cells:
             for rep in range(a.reps):
-                kdamond_setup(wl.pid, None,
-                              event_of('tpmu', wl, period, batch))
-                kdamond_on()
-                time.sleep(a.warmup)
-                _, c0 = perf_counters()
-                t0 = time.monotonic_ns()
-                time.sleep(a.window)
-                _, c1 = perf_counters()
-                secs = (time.monotonic_ns() - t0) / 1e9
-                kdamond_off()
+                with sampling(wl.pid, None,
+                              event_of('tpmu', wl, period, batch), a.warmup):
+                    _, c0 = perf_counters()
+                    t0 = time.monotonic_ns()
+                    time.sleep(a.window)
+                    _, c1 = perf_counters()
+                    secs = (time.monotonic_ns() - t0) / 1e9
                 per_cpu = []
                 for cpu, v in sorted(c1.items()):
                     b = c0.get(cpu, {})
