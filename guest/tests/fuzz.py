@@ -75,7 +75,10 @@ MAX_PERF_EVENTS = 32
 # software events (type 1) that the software or cpu-clock PMU take; others
 # of the configs used here are unknown to them (ENOENT)
 SW_OK_CONFIGS = {0, 2, 5, 6}
-TEST_PMUS = ["damon_test", "damon_test_ibs", "damon_test_hybrid"]
+TEST_PMUS = ["damon_test", "damon_test_ibs", "damon_test_hybrid",
+             "damon_test_aux"]
+# the SPE-like test PMU: one user at a time, and no freq, as arm_spe_pmu
+AUX_PMU = "damon_test_aux"
 # test PMU config fields (see testpmu.sh)
 NMI, HARDIRQ, SOFTIRQ, TASK = 3, 2, 1, 0
 BATCH = 1 << 8
@@ -559,9 +562,22 @@ class Model:
                         f["sample_freq"] if f["freq"] else f["sample_period"]))
         return out
 
-    def perf_err(self, ctx):
+    def uses_aux(self, attrs):
+        """Whether perf_attrs() attrs have an event of the SPE-like PMU."""
+        return any(a[0] == self.env.aux_type() for a in attrs or [])
+
+    def aux_events(self):
+        """(kdamond, event) of every event set to the SPE-like PMU."""
+        return [(k, e) for k, kd in enumerate(self.kds) for ctx in kd.ctxs
+                for e, ev in enumerate(ctx.events)
+                if self.value_of("type", ev.f["type"]) ==
+                self.env.aux_type()]
+
+    def perf_err(self, ctx, held=False):
         """(stage, errno) of creating ctx's events: stage 'build' for the
-        checks DAMON makes itself, 'perf' for what perf refuses."""
+        checks DAMON makes itself, 'perf' for what perf refuses.  held:
+        whether a running context holds the SPE-like PMU, which takes one
+        user at a time."""
         phys = ctx.ops == "paddr"
         rate = self.env.max_rate()
         fields = [{n: self.value_of(n, v) for n, v in ev.f.items()}
@@ -578,6 +594,12 @@ class Model:
             if t == 1:
                 if c not in SW_OK_CONFIGS:
                     return "perf", errno.ENOENT
+            elif t == self.env.aux_type():
+                # its event_init refuses freq before perf sees it is taken
+                if f["freq"]:
+                    return "perf", errno.EINVAL
+                if held:
+                    return "perf", errno.EBUSY
             elif t in self.env.test_types():
                 continue
             elif t == 2:
@@ -610,7 +632,9 @@ class Model:
                 return errno.EBUSY, None
             err = self.build_err(ctx)
             if not err and ctx.events:
-                stage, err = self.perf_err(ctx)
+                held = any(o.running and self.uses_aux(o.run_events)
+                           for o in self.kds)
+                stage, err = self.perf_err(ctx, held)
                 if err and stage == "perf":
                     online = set(self.online)
 
@@ -628,7 +652,8 @@ class Model:
         err = self.build_err(ctx)
         if not err and ctx.events and \
                 self.perf_attrs(ctx) != kd.run_events:
-            _, err = self.perf_err(ctx)
+            # the trial of the new events meets the running ones
+            _, err = self.perf_err(ctx, self.uses_aux(kd.run_events))
         if err:
             return err, None
         return 0, lambda: self.started(kd, ctx)
@@ -664,7 +689,8 @@ class FakeEnv:
         if isinstance(v, int):
             return v
         return {"@type:damon_test": 9, "@type:damon_test_ibs": 10,
-                "@type:damon_test_hybrid": 11, "@tp": 500,
+                "@type:damon_test_hybrid": 11, "@type:damon_test_aux": 12,
+                "@tp": 500,
                 "@rate": SAMPLE_RATE, "@rate+1": SAMPLE_RATE + 1}[v]
 
     def workload_alive(self, k):
@@ -709,11 +735,15 @@ class FakeEnv:
 
     def test_types(self):
         """The type numbers of the test PMUs."""
-        return {9, 10, 11}
+        return {9, 10, 11, 12}
+
+    def aux_type(self):
+        """The type number of the SPE-like test PMU."""
+        return 12
 
     def all_types(self):
         """The type numbers of every PMU."""
-        return {1, 2, 5, 9, 10, 11}
+        return {1, 2, 5, 9, 10, 11, 12}
 
     def tp_id(self):
         """The tracepoint event id the 'tracepoint' profile uses."""
@@ -769,6 +799,10 @@ class GuestEnv(FakeEnv):
     def test_types(self):
         """The type numbers of the test PMUs."""
         return {self.types[p] for p in TEST_PMUS if p in self.types}
+
+    def aux_type(self):
+        """The type number of the SPE-like test PMU, or -1."""
+        return self.types.get(AUX_PMU, -1)
 
     def all_types(self):
         """The type numbers of every PMU."""
@@ -833,6 +867,8 @@ PROFILES = {
             ("sample_period", "200000"), ("exclude_kernel", "1")],
     "hybrid": [("type", "@type:damon_test_hybrid"),
                ("config", str(HARDIRQ | BATCH)), ("sample_period", "200000")],
+    "aux": [("type", "@type:damon_test_aux"), ("config", str(HARDIRQ | BATCH)),
+            ("freq", "0"), ("sample_period", "200000")],
     "paddr_phys": [("type", "@type:damon_test"),
                    ("config", str(NMI | BATCH | PHYS)),
                    ("sample_period", "200000"), ("sample_phys_addr", "1")],
@@ -878,6 +914,20 @@ class Generator:
         if self.rnd.random() < 0.3 and not value.endswith("\n"):
             value += "\n"
         self.emit(["w", path, value])
+
+    def pick_profile(self, k, e):
+        """A profile for event e of kdamond k.  The SPE-like PMU takes one
+        user at a time, and DAMON keeps an event it refuses for a
+        commit's new events: to keep outcomes that the model can tell,
+        it is given to one event of one kdamond at a time."""
+        # the SPE-like PMU more often than the others: its AUX areas come
+        # and go with events, CPUs and commits
+        prof = "aux" if self.rnd.random() < 0.2 else \
+            self.rnd.choice(list(PROFILES))
+        if prof == "aux" and any(a != (k, e)
+                                 for a in self.model.aux_events()):
+            prof = "test_nmi"
+        return prof
 
     def pick_k(self):
         """A kdamond, now and then one that does not exist."""
@@ -935,7 +985,7 @@ class Generator:
         nev = len(self.model.kds[k].ctxs[0].events)
         for e in range(nev):
             prof = "paddr_phys" if ops == "paddr" else \
-                r.choice(list(PROFILES))
+                self.pick_profile(k, e)
             for f, v in PROFILES[prof]:
                 self.w(f"{perf_path(k)}/{e}/{f}", v)
         self.w(f"{k}/state", "on")
@@ -960,7 +1010,7 @@ class Generator:
         for e in range(nev):
             if r.random() < 0.7:
                 prof = "paddr_phys" if ops == "paddr" and r.random() < 0.8 \
-                    else r.choice(list(PROFILES))
+                    else self.pick_profile(k, e)
                 for f, v in PROFILES[prof]:
                     self.w(f"{perf_path(k)}/{e}/{f}", v)
         self.w(f"{k}/state", "commit")
@@ -988,7 +1038,7 @@ class Generator:
                    self.nr_value([0, 1, 1, 2, 3, 32, 33]))
         elif x < 0.32:
             e = r.choice([0, 0, 1])
-            for f, v in PROFILES[r.choice(list(PROFILES))]:
+            for f, v in PROFILES[self.pick_profile(k, e)]:
                 self.w(f"{perf_path(k)}/{e}/{f}", v)
         elif x < 0.44:
             y = r.random()
