@@ -632,6 +632,9 @@ static void damon_perf_aux_record(struct damon_perf *perf,
 	}
 	if (rec->flags & DAMON_SPE_CONTEXT)
 		tgid = damon_perf_aux_tgid(rec->context, last);
+	else
+		pr_warn_once("perf event (type %u): its records name no task, so no target of a virtual address context matches them; arm64 kernels need CONFIG_PID_IN_CONTEXTIDR=y\n",
+			     event->attr.type);
 	/* without a context packet, the drain finds no target */
 	damon_perf_ring_push(perf->rings, addr, tgid);
 }

@@ -73,6 +73,7 @@ enum damon_test_pmu_deliver {
 #define DAMON_TEST_PMU_STORE		BIT_ULL(17)
 #define DAMON_TEST_PMU_MIX		BIT_ULL(18)
 #define DAMON_TEST_PMU_ONLY_TARGET	BIT_ULL(19)
+#define DAMON_TEST_PMU_NO_CONTEXT	BIT_ULL(20)
 
 /* Shortest period, in nanoseconds. */
 #define DAMON_TEST_PMU_MIN_PERIOD	10000ULL
@@ -253,14 +254,16 @@ static u64 damon_test_pmu_addr(struct perf_event *event)
  * Write into @p an SPE record of a load or store of @addr (physical address
  * @phys, if not zero) by the current task at @pc, or of a branch, with no
  * data address, if @addr is zero; padded to DAMON_TEST_SPE_ALIGN bytes.
- * The packet encodings are the Arm ARM's.
+ * The record names the task in a context packet, as SPE does with
+ * CONFIG_PID_IN_CONTEXTIDR, if @context.  The packet encodings are the Arm
+ * ARM's.
  */
 static void damon_test_spe_record(u8 *p, u64 pc, u64 addr, u64 phys,
-				  bool store)
+				  bool store, bool context)
 {
 	u8 *end = p + DAMON_TEST_SPE_ALIGN;
 
-	if (current->mm && !(current->flags & PF_KTHREAD)) {
+	if (context && current->mm && !(current->flags & PF_KTHREAD)) {
 		*p++ = 0x64;		/* context: CONTEXTIDR_EL1, 4 bytes */
 		put_unaligned_le32(task_pid_nr(current), p);
 		p += 4;
@@ -345,7 +348,8 @@ static void damon_test_pmu_aux_deliver(struct damon_test_event *te, u64 addr,
 		phys = a && (cfg & DAMON_TEST_PMU_PHYS) ?
 			damon_test_pmu_phys(a) : 0;
 		damon_test_spe_record(rec, instruction_pointer(regs), a, phys,
-				      cfg & DAMON_TEST_PMU_STORE);
+				      cfg & DAMON_TEST_PMU_STORE,
+				      !(cfg & DAMON_TEST_PMU_NO_CONTEXT));
 		damon_test_aux_copy(buf, handle.head + done, rec, sizeof(rec));
 		done += sizeof(rec);
 		damon_test_pmu_count(DAMON_TEST_PMU_RECORDS);
@@ -713,6 +717,7 @@ PMU_FORMAT_ATTR(phys, "config:16");
 PMU_FORMAT_ATTR(store, "config:17");
 PMU_FORMAT_ATTR(mix, "config:18");
 PMU_FORMAT_ATTR(only_target, "config:19");
+PMU_FORMAT_ATTR(no_context, "config:20");
 PMU_FORMAT_ATTR(var, "config1:0-63");
 PMU_FORMAT_ATTR(tgid, "config2:0-31");
 
@@ -723,6 +728,7 @@ static struct attribute *damon_test_pmu_format_attrs[] = {
 	&format_attr_store.attr,
 	&format_attr_mix.attr,
 	&format_attr_only_target.attr,
+	&format_attr_no_context.attr,
 	&format_attr_var.attr,
 	&format_attr_tgid.attr,
 	NULL,
