@@ -64,6 +64,26 @@ mixed_test "$AUX" "AUX mixed"
 check "AUX mixed: every record decoded is a callback, none null" \
 	test "$(delta aux_records)" -eq "$(delta callback)" -a "$(delta null)" -eq 0
 
+echo "=== records that name no task (no CONFIG_PID_IN_CONTEXTIDR) ==="
+start_workload -m touch -H 4 -C 32 -s 0
+# only the workload's records, none with a context packet
+setup_ctx vaddr "$AUX" $((HARDIRQ | 1 << BATCH_SHIFT | ONLY_TARGET | NO_CONTEXT))
+BEFORE=$(perf_stats_snapshot)
+echo on >"$(kdamond_dir 0)/state"
+decoded() {
+	AFTER=$(perf_stats_snapshot)
+	[ "$(delta valid)" -gt 10 ]
+}
+check "no context: valid records are decoded" poll "$POLL_SECONDS" decoded
+stop_ctx
+AFTER=$(perf_stats_snapshot)
+stop_workload
+check "no context: none matches a target, all are miss_tgid ($(delta miss_tgid))" \
+	test "$(delta match)" -eq 0 -a "$(delta miss_tgid)" -eq "$(delta dequeue)"
+check "no context: the kernel log says why, once" \
+	test "$(dmesg | grep -c 'records name no task.*CONFIG_PID_IN_CONTEXTIDR')" -eq 1
+check "no context: the conservation laws hold" laws
+
 echo "=== a lost-data storm: the area fills faster than it is drained ==="
 start_workload -m touch -H 4 -C 32 -s 0
 # 16 records of 64 bytes per interrupt: a 64 KiB area is full after 64

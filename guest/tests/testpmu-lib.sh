@@ -15,6 +15,7 @@ TASK=0
 BATCH_SHIFT=8
 PHYS=$((1 << 16))
 ONLY_TARGET=$((1 << 19))
+NO_CONTEXT=$((1 << 20))
 # 200 us between interrupts: enough samples, and TCG keeps up; the debug
 # kernel, slower, takes a longer one
 PERIOD=${TESTPMU_PERIOD:-200000}
