@@ -29,7 +29,7 @@ install_packages linux-source-6.12 build-essential flex bison bc libelf-dev \
 	bash-static kmod git python3 perl rsync sparse python3-sphinx \
 	python3-sphinx-rtd-theme stress-ng stress linux-perf trace-cmd \
 	procps util-linux grep file binutils python3-matplotlib python3-numpy \
-	gcc-aarch64-linux-gnu
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
 
 [ -f "$BASE_TARBALL" ] || die "$BASE_TARBALL missing after installing linux-source-6.12"
 
