@@ -2,21 +2,76 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the guest's base initramfs: busybox, bash, the guest init, the
 # project's static programs and the in-guest tests and selftests.
+#
+# ARCH=arm64 initramfs.sh builds build/initramfs-arm64.cpio instead, for
+# boot.sh -A arm64: Debian's busybox-static and bash-static for arm64,
+# fetched with apt-get download (nothing is installed on the host), the
+# programs cross-built static with aarch64-linux-gnu-gcc, and what the data
+# path tests (smoke.sh, perf.sh) source; no kselftests, tools or python3.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-out=$BUILD/initramfs.cpio
-root=$BUILD/initramfs
+case ${ARCH:-x86} in
+x86 | x86_64)
+	guest_arch=x86
+	out=$BUILD/initramfs.cpio
+	root=$BUILD/initramfs
+	cc=gcc
+	;;
+arm64)
+	guest_arch=arm64
+	out=$BUILD/initramfs-arm64.cpio
+	root=$BUILD/initramfs-arm64
+	cc=aarch64-linux-gnu-gcc
+	;;
+*) die "ARCH=$ARCH: only x86 and arm64 guests are built" ;;
+esac
+
+# arm64_userspace: Debian's busybox-static and bash-static for arm64,
+# unpacked in build/arm64-debs/root.  They are fetched once with apt-get
+# download through a package list of their own in build/arm64-debs, so
+# that neither dpkg's architectures nor the host's package lists change.
+arm64_userspace() {
+	local debs=$BUILD/arm64-debs deb
+	local apt=(apt-get -qq -o "Dir::State::Lists=$debs/lists"
+		-o "Dir::Cache=$debs/cache" -o APT::Architecture=arm64
+		-o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
+
+	[ -x "$debs/root/bin/busybox" ] && [ -x "$debs/root/bin/bash-static" ] &&
+		return 0
+	note "fetching busybox-static and bash-static for arm64"
+	rm -rf "$debs"
+	mkdir -p "$debs"/lists/partial "$debs"/cache/archives/partial "$debs/root"
+	"${apt[@]}" update || die "apt-get update for arm64 failed"
+	(cd "$debs" && "${apt[@]}" download busybox-static:arm64 bash-static:arm64) ||
+		die "apt-get download of the arm64 busybox-static and bash-static failed"
+	rm -rf "$debs/lists" "$debs/cache"
+	for deb in "$debs"/busybox-static_*_arm64.deb "$debs"/bash-static_*_arm64.deb; do
+		dpkg-deb -x "$deb" "$debs/root"
+	done
+}
+
 rm -rf "$root"
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,root,etc}
 mkdir -p "$root"/opt/damon-perf/{bin,tests}
 
-cp /bin/busybox "$root/bin/busybox"
-for applet in $("$root/bin/busybox" --list); do
+if [ "$guest_arch" = arm64 ]; then
+	arm64_userspace
+	cp "$BUILD/arm64-debs/root/bin/busybox" "$root/bin/busybox"
+	bash_static=$BUILD/arm64-debs/root/bin/bash-static
+	# The arm64 busybox cannot run here to list its applets: the host's
+	# busybox-static, from the same Debian release, has the same ones.
+	applets=$(/bin/busybox --list)
+else
+	cp /bin/busybox "$root/bin/busybox"
+	bash_static=/bin/bash-static
+	applets=$("$root/bin/busybox" --list)
+fi
+for applet in $applets; do
 	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
 done
 rm -f "$root/bin/bash" "$root/bin/sh"
-cp /bin/bash-static "$root/bin/bash"
+cp "$bash_static" "$root/bin/bash"
 ln -s bash "$root/bin/sh"
 cp "$TOP/guest/init" "$root/init"
 chmod 755 "$root/init"
@@ -24,13 +79,44 @@ chmod 755 "$root/init"
 # The project's own programs, built static.  The hot/cold workload is the
 # kselftest's, so the boot tests and the selftest run the same one.
 cc_static() {
-	gcc -static -O2 -Wall -Wextra -Werror -o "$root/opt/damon-perf/bin/$1" "$2"
+	"$cc" -static -O2 -Wall -Wextra -Werror -o "$root/opt/damon-perf/bin/$1" "$2"
 }
 for c in "$TOP"/guest/src/*.c; do
 	cc_static "$(basename "$c" .c)" "$c"
 done
 cc_static hotcold "$SRC_DIR/tools/testing/selftests/damon/damon_perf_hotcold.c"
 cp "$TOP"/guest/tests/* "$root/opt/damon-perf/tests/"
+
+# /dev/console must exist before devtmpfs is mounted, for init's stdio.
+# The device nodes come as a second archive from the kernel's own
+# gen_init_cpio, so no mknod (and no root) is needed on the host.
+pack() {
+	local gen=$BUILD/gen_init_cpio
+
+	echo 'root:x:0:0:root:/root:/bin/bash' >"$root/etc/passwd"
+	echo 'root:x:0:' >"$root/etc/group"
+	[ "$gen" -nt "$BASE_DIR/usr/gen_init_cpio.c" ] ||
+		gcc -O2 -o "$gen" "$BASE_DIR/usr/gen_init_cpio.c"
+	(
+		cd "$root"
+		find . -print0 | LC_ALL=C sort -z |
+			cpio --null -o -H newc --owner=0:0 --quiet
+		printf '%s\n' 'nod /dev/console 0600 0 0 c 5 1' \
+			'nod /dev/null 0666 0 0 c 1 3' | "$gen" /dev/stdin
+	) >"$out.tmp"
+	mv "$out.tmp" "$out"
+	note "initramfs: $out"
+}
+
+# The arm64 guest runs the data path tests only: they source the
+# kselftest's helpers, which are all it needs of the selftests.
+if [ "$guest_arch" = arm64 ]; then
+	mkdir -p "$root/opt/kselftest/damon"
+	cp "$SRC_DIR/tools/testing/selftests/damon/_damon_perf_common.sh" \
+		"$root/opt/kselftest/damon/"
+	pack
+	exit 0
+fi
 
 # The damon kselftests, installed from the applied tree the way a CI system
 # installs them on a target, with static binaries for the busybox guest.
@@ -114,21 +200,4 @@ if [ -f "$damo/src/damo.py" ]; then
 	cp -r "$damo/src" "$root/opt/damo/"
 fi
 
-echo 'root:x:0:0:root:/root:/bin/bash' >"$root/etc/passwd"
-echo 'root:x:0:' >"$root/etc/group"
-
-# /dev/console must exist before devtmpfs is mounted, for init's stdio.
-# The device nodes come as a second archive from the kernel's own
-# gen_init_cpio, so no mknod (and no root) is needed on the host.
-gen=$BUILD/gen_init_cpio
-[ "$gen" -nt "$BASE_DIR/usr/gen_init_cpio.c" ] ||
-	gcc -O2 -o "$gen" "$BASE_DIR/usr/gen_init_cpio.c"
-(
-	cd "$root"
-	find . -print0 | LC_ALL=C sort -z |
-		cpio --null -o -H newc --owner=0:0 --quiet
-	printf '%s\n' 'nod /dev/console 0600 0 0 c 5 1' \
-		'nod /dev/null 0666 0 0 c 1 3' | "$gen" /dev/stdin
-) >"$out.tmp"
-mv "$out.tmp" "$out"
-note "initramfs: $out"
+pack
