@@ -22,6 +22,8 @@ patterns=(
 	'INFO: task .* blocked for more than'
 	'suspected memory leak'
 	'Call Trace:'
+	# arm64's spelling, for a stack dumped with no other report line
+	'Call trace:'
 )
 # A user program's own fault ("traps: COMM[PID] general protection fault
 # ip:... sp:..."), which some of the base's DAMON selftests cause on
