@@ -226,6 +226,26 @@ test_combo_arm64() {
 	nm "$obj/kernel/events/core.o" | grep -q ' T perf_event_alloc_kernel_aux$'
 }
 
+# An arm64 kernel that boots: the series with the observability, the
+# test PMUs and arm64's SPE driver as in combo-arm64, plus what QEMU's virt
+# machine needs (configs/arm64-boot.config), an Image, and the arm64
+# guest's initramfs.  A subshell, so that ARCH and CROSS_COMPILE stay in it.
+build_arm64_boot() (
+	export ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+
+	"$TOP/harness/config.sh" arm64-boot "$TOP/Kconfig.damon-perf" \
+		"$TOP/configs/combo-arm64.config" "$TOP/configs/arm64-boot.config" &&
+		"$TOP/harness/build.sh" arm64-boot Image &&
+		"$TOP/harness/initramfs.sh"
+)
+
+# guest_arm64 TEST: run guest/tests/TEST.sh in the arm64 kernel, under
+# qemu-system-aarch64 -M virt -cpu max.
+guest_arm64() {
+	"$TOP/harness/boot.sh" -A arm64 -t 900 -n "arm64-$1" -- \
+		"/opt/damon-perf/tests/$1.sh"
+}
+
 series_check() {
 	"$TOP/harness/series-check.sh" "$1"
 }
@@ -442,6 +462,12 @@ t combo-no-perf-events build_uml combo-uml vmlinux \
 t combo-spec test_combo_spec
 t combo-i386 test_combo_i386
 t combo-arm64 test_combo_arm64
+
+# The arm64 kernel booted under TCG: the data path tests, with stock
+# DAMON and with the software page-fault event.
+stage build-arm64-boot build_arm64_boot
+t arm64-smoke guest_arm64 smoke
+t arm64-perf guest_arm64 perf
 
 # The mail-ready series and the kernel's own checks on it.
 stage series "$TOP/harness/series.sh"
