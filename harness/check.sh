@@ -246,6 +246,13 @@ guest_arm64() {
 		"/opt/damon-perf/tests/$1.sh"
 }
 
+# The damon-perf KUnit suites, the SPE record decoder's included, pass on
+# arm64 too.
+test_arm64_kunit() {
+	"$TOP/harness/boot.sh" -A arm64 -n arm64-kunit -a kunit.enable=1 -- true &&
+		kunit_passed "$LOG_DIR/arm64-kunit.log"
+}
+
 series_check() {
 	"$TOP/harness/series-check.sh" "$1"
 }
@@ -463,9 +470,10 @@ t combo-spec test_combo_spec
 t combo-i386 test_combo_i386
 t combo-arm64 test_combo_arm64
 
-# The arm64 kernel booted under TCG: the data path tests, with stock
-# DAMON and with the software page-fault event.
+# The arm64 kernel booted under TCG: its KUnit suites and the data path
+# tests, with stock DAMON and with the software page-fault event.
 stage build-arm64-boot build_arm64_boot
+t arm64-kunit test_arm64_kunit
 t arm64-smoke guest_arm64 smoke
 t arm64-perf guest_arm64 perf
 
