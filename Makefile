@@ -46,7 +46,8 @@ initramfs:
 	@bash harness/initramfs.sh
 
 clean:
-	rm -rf build/obj build/logs build/initramfs build/initramfs.cpio
+	rm -rf build/obj build/logs build/initramfs build/initramfs.cpio \
+		build/initramfs-arm64 build/initramfs-arm64.cpio
 
 distclean:
 	rm -rf build
