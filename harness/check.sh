@@ -326,10 +326,11 @@ test_damon_selftests() {
 	! grep -vE ' (ok|PASSED)( \(attempt [0-9]\))?$' "$LOG_DIR/damon-selftests-test.results"
 }
 
-# base_results FILE: the results in FILE of the base's tests and suites,
-# retries counted as passes.
+# base_results FILE: the results in FILE of the base's tests and suites
+# (the series' own, damon_perf* and the SPE decoder's damon_spe_* cases,
+# left out), retries counted as passes.
 base_results() {
-	grep -v 'damon_perf\|damon_sysfs_perf\|kunit:damon-perf' "$1" |
+	grep -v 'damon_perf\|damon_sysfs_perf\|kunit:damon-perf\|kunit:damon_spe_' "$1" |
 		sed 's/ (attempt [0-9])//'
 }
 
