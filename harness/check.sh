@@ -223,7 +223,9 @@ test_combo_arm64() {
 		file "$obj/$o"
 		file "$obj/$o" | grep -q 'ELF 64-bit .*ARM aarch64' || return 1
 	done
-	nm "$obj/kernel/events/core.o" | grep -q ' T perf_event_alloc_kernel_aux$'
+	# not nm | grep -q: grep quits at the match, and pipefail would see
+	# nm killed by SIGPIPE
+	grep -q ' T perf_event_alloc_kernel_aux$' <(nm "$obj/kernel/events/core.o")
 }
 
 # An arm64 kernel that boots: the series with the observability, the
