@@ -151,7 +151,7 @@ for i in $(seq 5); do
 	echo on >"$(kdamond_dir 0)/state"
 	# records are coming in: off in the middle of it
 	check "teardown $i: records decoded" poll "$POLL_SECONDS" decoding
-	sysfs_write off "$(kdamond_dir 0)/state"
+	sysfs_write_until off "$(kdamond_dir 0)/state"
 	check "teardown $i: the kdamond stops" poll "$POLL_SECONDS" kdamond_stopped
 done
 AFTER=$(perf_stats_snapshot)

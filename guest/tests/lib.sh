@@ -11,6 +11,19 @@ WORKLOAD_PID=
 # under TCG runs 5 to 10 times slower.  A deadline, never an expectation.
 POLL_SECONDS=${POLL_SECONDS:-300}
 
+# A test that set -e stops says where and why: without this, a command
+# failing outside a check ends the test with no [FAIL] line and no
+# summary, as aux.sh did on the slow KCSAN kernel.  -E: functions and
+# command substitutions report too.
+set -E
+trap 'on_error $? "${BASH_SOURCE[0]##*/}" "$LINENO" "${FUNCNAME[0]:-main}" "$BASH_COMMAND"' ERR
+
+# on_error STATUS FILE LINE FUNCTION COMMAND: the [FAIL] line of a test
+# that set -e stops.
+on_error() {
+	echo "[FAIL] stopped: $2:$3 ($4): '$5' exited $1; the test ends here" >&2
+}
+
 # check and sysfs_write: one copy, the kselftest's, installed from the
 # applied series with the damon kselftests.
 # shellcheck source=/dev/null # the series' _damon_perf_common.sh
@@ -115,11 +128,30 @@ damon_stop_all() {
 		[ -d "$kd" ] || continue
 		# a kdamond whose targets are gone stops by itself (EPERM)
 		if [ "$(cat "$kd/state")" = on ]; then
-			sysfs_write off "$kd/state" 2>/dev/null ||
+			sysfs_write_until off "$kd/state" 2>/dev/null ||
 				[ "$(cat "$kd/state")" = off ]
 		fi
 	done
-	sysfs_write 0 "$DAMON_ADMIN/kdamonds/nr_kdamonds"
+	sysfs_write_until 0 "$DAMON_ADMIN/kdamonds/nr_kdamonds"
+}
+
+# sysfs_write_until VALUE FILE: sysfs_write, tried again for as long as
+# DAMON sysfs stays busy, up to POLL_SECONDS.  On a slow kernel (KCSAN,
+# debug) a kdamond can hold the sysfs lock, or still be stopping, for
+# longer than the five seconds sysfs_write waits.
+sysfs_write_until() {
+	local deadline=$((SECONDS + POLL_SECONDS)) err
+
+	while ! err=$(sysfs_write "$1" "$2" 2>&1); do
+		case $err in
+		*busy*) ;;
+		*) echo "$err" >&2; return 1 ;;
+		esac
+		if [ $SECONDS -ge $deadline ]; then
+			echo "write '$1' to $2: still busy after ${POLL_SECONDS}s" >&2
+			return 1
+		fi
+	done
 }
 
 # tried_regions K: print "start end nr_accesses age" for every region of

@@ -101,8 +101,8 @@ setup_ctx() {
 
 # stop_ctx: turn kdamond 0 off and remove it
 stop_ctx() {
-	sysfs_write off "$(kdamond_dir 0)/state" || true
-	sysfs_write 0 "$DAMON_ADMIN/kdamonds/nr_kdamonds"
+	sysfs_write_until off "$(kdamond_dir 0)/state" || true
+	sysfs_write_until 0 "$DAMON_ADMIN/kdamonds/nr_kdamonds"
 }
 
 samples_in_context() {
