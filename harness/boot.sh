@@ -58,6 +58,7 @@ arm64)
 	kernel=$OBJ_ROOT/$config/arch/arm64/boot/Image
 	initramfs=$BUILD/initramfs-arm64.cpio
 	mkinitramfs="ARCH=arm64 initramfs.sh"
+	need_packages "${ARM64_PACKAGES[@]}"
 	qemu=(qemu-system-aarch64 -M "virt,gic-version=3" -cpu max)
 	console=ttyAMA0
 	;;

@@ -10,6 +10,7 @@ set -euo pipefail
 name=$1
 shift
 [ $# -gt 0 ] || set -- bzImage
+[ "${ARCH:-}" != arm64 ] || need_packages "${ARM64_PACKAGES[@]}"
 obj=$OBJ_ROOT/$name
 [ -f "$obj/.config" ] || die "no config in $obj; run config.sh first"
 mkdir -p "$LOG_DIR"

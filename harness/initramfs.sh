@@ -56,6 +56,7 @@ mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,root,etc}
 mkdir -p "$root"/opt/damon-perf/{bin,tests}
 
 if [ "$guest_arch" = arm64 ]; then
+	need_packages "${ARM64_PACKAGES[@]}"
 	arm64_userspace
 	cp "$BUILD/arm64-debs/root/bin/busybox" "$root/bin/busybox"
 	bash_static=$BUILD/arm64-debs/root/bin/bash-static

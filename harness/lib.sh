@@ -36,6 +36,28 @@ note() {
 	echo ">>> $*" >&2
 }
 
+# need_packages PACKAGE...: install the Debian packages that are missing,
+# as root; as another user, stop and print the apt-get line to run.
+need_packages() {
+	local missing=() pkg
+
+	for pkg in "$@"; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+			grep -q 'install ok installed' || missing+=("$pkg")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		die "missing packages: ${missing[*]}; run as root:
+    apt-get update && apt-get install -y ${missing[*]}"
+	fi
+	note "installing ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# What the arm64 builds and boots need besides need_packages in base.sh.
+ARM64_PACKAGES=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
+
 # The series: series/0000-cover-letter.patch and one NNNN-*.patch per
 # commit, as git format-patch writes them.  It is the source of the kernel
 # code; build/src is the base with the series applied as commits on the
