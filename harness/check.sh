@@ -1,10 +1,30 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# make check: set everything up, build the test kernel, boot it and run every
-# test.  Prints one [PASS]/[FAIL] line per test and a final
+# check.sh [check|full]: set everything up, build the kernels, boot them and
+# run the tests.  Prints one [PASS]/[FAIL] line per test and a final
 # "N passed, N failed" line; exits non-zero if anything failed.
+#
+#   check   (make check, what CI runs) the test kernel's KUnit suites and
+#           guest tests, make demo's script, the base's DAMON selftests, a
+#           quick bench, the CONFIG_DAMON_PERF_OBSERVE=n objects' symbol
+#           and data path checks, the debug kernel's tests with a short
+#           soak and fuzzer run, and the series checks on the final tree:
+#           under 50 minutes on a new 2-core machine.
+#   full    (make check-full) all of that, with the debug kernel's longer
+#           soak and fuzzer runs, then what only it runs: the pristine base
+#           kernel's selftest results, the =n kernel booted, the PADDR-only
+#           and no-tracing kernels, the KCSAN kernel, the Kconfig
+#           combinations (UML, i386 and arm64 builds among them), the arm64
+#           kernel booted under TCG, and a build of every prefix of the
+#           series.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+TIER=${1:-check}
+case $TIER in
+check | full) ;;
+*) die "usage: $0 [check|full]" ;;
+esac
 
 NR_PASS=0
 NR_FAIL=0
@@ -18,9 +38,11 @@ report() {
 	if [ ${#FAILED[@]} -gt 0 ]; then
 		echo "failed: ${FAILED[*]}"
 	fi
-	echo "check took $((SECONDS - start))s on base $(cat "$BUILD/base/VERSION" 2>/dev/null || echo '?')"
+	echo "$what took $((SECONDS - start))s on base $(cat "$BUILD/base/VERSION" 2>/dev/null || echo '?')"
 	echo "$NR_PASS passed, $NR_FAIL failed, $NR_SKIP skipped"
 }
+what=check
+[ "$TIER" = check ] || what=check-full
 trap report EXIT
 
 # t NAME COMMAND...: one test; its output goes to build/logs/check-NAME.out
@@ -269,22 +291,34 @@ test_demo() {
 		! grep -E 'rror: |write error|not permitted|No such file|not found' "$out"
 }
 
-# The observe symbols are in the =y vmlinux and none is in the =n one.
+# test_no_observe_symbols FILE...: the observe symbols are in FILEs (paths
+# below a kernel's object directory) of the =y test kernel, and none is in
+# those of the =n one.  make check looks in the objects of mm/damon and
+# perf's core, where all of the series' code is; make check-full in the
+# linked vmlinux too.
 test_no_observe_symbols() {
 	local pattern='damon_perf_obs_|__tracepoint_damon_perf_|damon_perf_stats'
-	local y n
+	local y n f
 
-	y=$(nm "$OBJ_ROOT/test/vmlinux" | grep -cE "$pattern" || true)
-	n=$(nm "$OBJ_ROOT/no-observe/vmlinux" | grep -E "$pattern" || true)
-	echo "observe symbols with =y: $y; with =n: ${n:-none}"
-	[ "$y" -gt 0 ] && [ -z "$n" ]
+	for f in "$@"; do
+		y=$(nm "$OBJ_ROOT/test/$f" 2>/dev/null | grep -cE "$pattern" || true)
+		n=$(nm "$OBJ_ROOT/no-observe/$f" | grep -E "$pattern" || true)
+		echo "$f: observe symbols with =y: $y; with =n: ${n:-none}"
+		[ -z "$n" ] || return 1
+		# perf's core has none even with =y
+		[ "$f" = kernel/events/built-in.a ] || [ "$y" -gt 0 ] || return 1
+	done
 }
 
 # The debug kernel runs KUnit and every in-guest test in one boot, then
 # kmemleak; boot.sh fails the run on any KASAN, lockdep or other report.
+# make check runs a shorter churn soak and fuzzer run than make check-full.
 test_debug() {
+	local lengths='DEBUG_SOAK_STARTS=8 DEBUG_SOAK_HOTPLUG=4 DEBUG_FUZZ_OPS=60'
+
+	[ "$TIER" = check ] || lengths='DEBUG_SOAK_STARTS=20 DEBUG_SOAK_HOTPLUG=10 DEBUG_FUZZ_OPS=150'
 	"$TOP/harness/boot.sh" -k debug -t 3000 -n debug -a kunit.enable=1 -- \
-		/opt/damon-perf/tests/debug.sh &&
+		"$lengths" /opt/damon-perf/tests/debug.sh &&
 		kunit_passed "$LOG_DIR/debug.log"
 }
 
@@ -429,15 +463,44 @@ t bench-report test_bench_report
 t bench-quick env QUICK=1 "$TOP/harness/bench.sh"
 t damon-selftests test_damon_selftests
 
+# CONFIG_DAMON_PERF_OBSERVE=n: nothing of the observability is built, and
+# the data path reads no clock and calls none of it.  Objects only here;
+# make check-full links and boots this kernel.
+stage build-no-observe build_clean no-observe "mm/damon/ kernel/events/" \
+	"${TEST_FRAGMENTS[@]}" "$TOP/configs/no-observe.config"
+t no-observe-symbols test_no_observe_symbols mm/damon/built-in.a \
+	kernel/events/built-in.a
+t no-observe-data-path test_no_observe_data_path
+
+# KASAN, lockdep, atomic-sleep checks and kmemleak.
+stage build-debug build_config debug "${TEST_FRAGMENTS[@]}" \
+	"$TOP/configs/debug.config"
+t debug test_debug
+
+# The mail-ready series and the kernel's own checks on it; the build of
+# every prefix is make check-full's.
+stage series "$TOP/harness/series.sh"
+for c in am checkpatch kernel-doc maintainers kconfig docs sparse w1; do
+	t "series-$c" series_check "$c"
+done
+
+if [ "$TIER" = check ]; then
+	[ $NR_FAIL -eq 0 ]
+	exit
+fi
+
+# make check-full from here on.
+
+# Every prefix of the series builds, without warnings.
+t series-prefixes series_check prefixes
+
 # The base kernel, for what the series must not change.
 stage build-base-test build_base_kernel
 t damon-selftests-base test_damon_selftests_base
 
-# CONFIG_DAMON_PERF_OBSERVE=n: zero overhead, same data path.
-stage build-no-observe build_config no-observe "${TEST_FRAGMENTS[@]}" \
-	"$TOP/configs/no-observe.config"
-t no-observe-symbols test_no_observe_symbols
-t no-observe-data-path test_no_observe_data_path
+# The =n kernel linked and booted: the same data path tests.
+stage build-no-observe-kernel "$TOP/harness/build.sh" no-observe
+t no-observe-vmlinux-symbols test_no_observe_symbols vmlinux
 t no-observe-files guest no-observe no-observe
 t no-observe-perf guest perf no-observe
 
@@ -450,11 +513,6 @@ stage build-no-tracing build_config no-tracing "${TEST_FRAGMENTS[@]}" \
 	"$TOP/configs/no-tracing.config"
 t kselftest-no-tracing "$TOP/harness/boot.sh" -k no-tracing -n kselftest-no-tracing -- \
 	/opt/damon-perf/tests/kselftest-skip.sh "'CONFIG_DAMON_PERF_OBSERVE=y (no'"
-
-# KASAN, lockdep, atomic-sleep checks and kmemleak.
-stage build-debug build_config debug "${TEST_FRAGMENTS[@]}" \
-	"$TOP/configs/debug.config"
-t debug test_debug
 
 # KCSAN, the data race detector.
 stage build-kcsan build_config kcsan "${TEST_FRAGMENTS[@]}" "$TOP/configs/kcsan.config"
@@ -479,11 +537,5 @@ stage build-arm64-boot build_arm64_boot
 t arm64-kunit test_arm64_kunit
 t arm64-smoke guest_arm64 smoke
 t arm64-perf guest_arm64 perf
-
-# The mail-ready series and the kernel's own checks on it.
-stage series "$TOP/harness/series.sh"
-for c in am checkpatch kernel-doc maintainers kconfig docs sparse w1 prefixes; do
-	t "series-$c" series_check "$c"
-done
 
 [ $NR_FAIL -eq 0 ]

@@ -11,22 +11,30 @@ dir=$(dirname "$0")
 # forget what boot left behind; only the tests' leaks count
 kmemleak_clear
 rc=0
+# section NAME: a header with the seconds since the start, so that the
+# log shows where a slow kernel spends its time
+section() {
+	echo "=== $1 (at ${SECONDS}s) ==="
+}
+
 # A short churn soak first (make soak runs the long one): kdamond starts
 # and stops, and CPU hotplug under NMI sampling.  It scans for leaks
-# itself; the scan below covers the tests after it.
-echo "=== soak ==="
-SOAK_STARTS=20 SOAK_HOTPLUG=10 SOAK_PERIOD=250000 "$dir/soak.sh" || rc=1
+# itself; the scan below covers the tests after it.  make check runs a
+# shorter one than make check-full.
+section soak
+SOAK_STARTS=${DEBUG_SOAK_STARTS:-20} SOAK_HOTPLUG=${DEBUG_SOAK_HOTPLUG:-10} \
+	SOAK_PERIOD=250000 "$dir/soak.sh" || rc=1
 # ...and a short fuzzer run (make fuzz runs long ones)
-echo "=== fuzz ==="
-FUZZ_SEED=2 FUZZ_OPS=150 "$dir/fuzz.sh" || rc=1
+section fuzz
+FUZZ_SEED=2 FUZZ_OPS=${DEBUG_FUZZ_OPS:-150} "$dir/fuzz.sh" || rc=1
 for t in smoke perf observe testpmu aux; do
-	echo "=== $t ==="
+	section "$t"
 	TESTPMU_PERIOD=1000000 "$dir/$t.sh" || rc=1
 done
 
 # The kselftest's positive control and a refused PMU; kselftest.sh runs
 # the rest on the test kernel.
-echo "=== kselftest ==="
+section kselftest
 ks=/opt/kselftest/damon/damon_perf_obs_test.sh
 check "damon_perf_obs_test.sh --pmu software passes every layer" \
 	"$ks" --pmu software --duration 5 --workload fault --output /tmp/ks-pos.d
@@ -36,7 +44,7 @@ check "damon_perf_obs_test.sh --pmu-type 9999 skips ($ks_rc)" test $ks_rc -eq 4
 check "no kdamond left" \
 	test "$(cat "$DAMON_ADMIN/kdamonds/nr_kdamonds")" = 0
 
-echo "=== kmemleak ==="
+section kmemleak
 leaks=$(kmemleak_leaks)
 check "kmemleak found no leaks ($leaks)" test "$leaks" = 0
 finish || rc=1
