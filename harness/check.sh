@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# check.sh [check|full]: set everything up, build the kernels, boot them and
+# check.sh [check|full|rest]: set everything up, build the kernels, boot them and
 # run the tests.  Prints one [PASS]/[FAIL] line per test and a final
 # "N passed, N failed" line; exits non-zero if anything failed.
 #
@@ -17,14 +17,20 @@
 #           combinations (UML, i386 and arm64 builds among them), the arm64
 #           kernel booted under TCG, and a build of every prefix of the
 #           series.
+#   rest    (make check-rest) what full adds to check, with the debug
+#           kernel's longer runs: after a make check of the same tree, the
+#           two together test what make check-full does.  The kernels that
+#           make check built are built again only if they are missing.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 TIER=${1:-check}
 case $TIER in
-check | full) ;;
-*) die "usage: $0 [check|full]" ;;
+check | full | rest) ;;
+*) die "usage: $0 [check|full|rest]" ;;
 esac
+# the tests below are make check's until the line that says otherwise
+SECTION=check
 
 NR_PASS=0
 NR_FAIL=0
@@ -42,15 +48,17 @@ report() {
 	echo "$NR_PASS passed, $NR_FAIL failed, $NR_SKIP skipped"
 }
 what=check
-[ "$TIER" = check ] || what=check-full
+[ "$TIER" = check ] || what=check-$TIER
 trap report EXIT
 
 # t NAME COMMAND...: one test; its output goes to build/logs/check-NAME.out
 # and is shown only when it fails.  Exit status 4 is a skip, shown with
 # its reason; it is not a pass.
+# With make check-rest, make check's own tests are left out (not counted).
 t() {
 	local name=$1 out=$LOG_DIR/check-$1.out t0=$SECONDS rc=0
 
+	[ "$TIER" != rest ] || [ "$SECTION" != check ] || return 0
 	shift
 	"$@" >"$out" 2>&1 || rc=$?
 	if [ $rc -eq 0 ]; then
@@ -472,10 +480,13 @@ t no-observe-symbols test_no_observe_symbols mm/damon/built-in.a \
 	kernel/events/built-in.a
 t no-observe-data-path test_no_observe_data_path
 
-# KASAN, lockdep, atomic-sleep checks and kmemleak.
+# KASAN, lockdep, atomic-sleep checks and kmemleak; make check-rest runs
+# them again with the longer soak and fuzzer runs.
 stage build-debug build_config debug "${TEST_FRAGMENTS[@]}" \
 	"$TOP/configs/debug.config"
+SECTION=all
 t debug test_debug
+SECTION=check
 
 # The mail-ready series and the kernel's own checks on it; the build of
 # every prefix is make check-full's.
@@ -489,7 +500,8 @@ if [ "$TIER" = check ]; then
 	exit
 fi
 
-# make check-full from here on.
+# make check-full and make check-rest from here on.
+SECTION=full
 
 # Every prefix of the series builds, without warnings.
 t series-prefixes series_check prefixes

@@ -231,7 +231,8 @@ prefix_links() {
 check_prefixes() {
 	local obj=$OBJ_ROOT/prefix n commit total
 
-	[ -d "$AM/.git" ] || die "run the am check first"
+	# make check-rest runs this without the am check before it
+	[ -d "$AM/.git" ] || check_am
 	mkdir -p "$obj"
 	total=$(git -C "$AM" rev-list --count base..am)
 	n=0
