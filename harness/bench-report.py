@@ -837,8 +837,9 @@ def report_accuracy(recs, meta):
         "then median [min-max] over reps",
         ["mode", "n", "F1", "precision", "recall", "F1/ab",
          "convergence"], rows,
-        ["convergence: seconds after each move until F1 >= 0.9, median "
-         "[min-max] over all moves of all reps;",
+        ["convergence: seconds after each move until F1 >= 0.9 in three "
+         "aggregations in a row, median [min-max] over all moves of all "
+         "reps;",
          "a move that never converged counts as infinite."])
     return {"modes": modes}, accuracy_goals(modes)
 

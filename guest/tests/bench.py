@@ -28,6 +28,7 @@ Experiments (--exp, default all but insns):
 import argparse
 import contextlib
 import json
+import math
 import os
 import re
 import subprocess
@@ -501,6 +502,28 @@ def exp_accuracy(a):
             emit(accuracy_record(wl, mode, rep, move))
 
 
+# how many aggregations in a row must score F1 >= CONVERGED_F1 for DAMON
+# to count as having found a moved window: one good snapshot among bad
+# ones is luck, not convergence
+CONVERGED_F1 = 0.9
+CONVERGED_RUN = 3
+
+
+def converged(snaps, move, nxt):
+    """Seconds from MOVE to the first of CONVERGED_RUN snapshots in a row
+    before the next move NXT with F1 >= CONVERGED_F1, or None."""
+    run = []
+    for s in snaps:
+        if s['t'] < move:
+            continue
+        if s['t'] >= nxt:
+            break
+        run = run + [s['t']] if s['f1'] >= CONVERGED_F1 else []
+        if len(run) == CONVERGED_RUN:
+            return round(run[0] - move, 3)
+    return None
+
+
 def accuracy_record(wl, mode, rep, move):
     wins = wl.windows()
     t0 = wins[0][0]
@@ -527,10 +550,8 @@ def accuracy_record(wl, mode, rep, move):
                     'recall': r, 'f1': f1})
         kept.append((ns, regions))
     move_t = [round((w[0] - t0) / 1e9, 3) for w in wins[1:]]
-    conv = []
-    for m in move_t:
-        hit = [s['t'] for s in out if s['t'] >= m and s['f1'] >= 0.9]
-        conv.append(round(hit[0] - m, 3) if hit else None)
+    conv = [converged(out, m, nxt)
+            for m, nxt in zip(move_t, move_t[1:] + [math.inf])]
     rec = {'exp': 'accuracy', 'mode': mode, 'rep': rep, 'move_s': move,
            'snapshots': out, 'moves': move_t, 'converge_s': conv}
     if rep == 0:
