@@ -481,12 +481,10 @@ t no-observe-symbols test_no_observe_symbols mm/damon/built-in.a \
 t no-observe-data-path test_no_observe_data_path
 
 # KASAN, lockdep, atomic-sleep checks and kmemleak; make check-rest runs
-# them again with the longer soak and fuzzer runs.
+# them again, last, with the longer soak and fuzzer runs.
 stage build-debug build_config debug "${TEST_FRAGMENTS[@]}" \
 	"$TOP/configs/debug.config"
-SECTION=all
 t debug test_debug
-SECTION=check
 
 # The mail-ready series and the kernel's own checks on it; the build of
 # every prefix is make check-full's.
@@ -503,12 +501,9 @@ fi
 # make check-full and make check-rest from here on.
 SECTION=full
 
-# Every prefix of the series builds, without warnings.
-t series-prefixes series_check prefixes
-
-# The base kernel, for what the series must not change.
-stage build-base-test build_base_kernel
-t damon-selftests-base test_damon_selftests_base
+# KCSAN, the data race detector.
+stage build-kcsan build_config kcsan "${TEST_FRAGMENTS[@]}" "$TOP/configs/kcsan.config"
+t kcsan test_kcsan
 
 # The =n kernel linked and booted: the same data path tests.
 stage build-no-observe-kernel "$TOP/harness/build.sh" no-observe
@@ -526,10 +521,6 @@ stage build-no-tracing build_config no-tracing "${TEST_FRAGMENTS[@]}" \
 t kselftest-no-tracing "$TOP/harness/boot.sh" -k no-tracing -n kselftest-no-tracing -- \
 	/opt/damon-perf/tests/kselftest-skip.sh "'CONFIG_DAMON_PERF_OBSERVE=y (no'"
 
-# KCSAN, the data race detector.
-stage build-kcsan build_config kcsan "${TEST_FRAGMENTS[@]}" "$TOP/configs/kcsan.config"
-t kcsan test_kcsan
-
 # Kconfig combinations a distro may pick.  x86 always selects PERF_EVENTS,
 # so PERF_EVENTS=n is built for User Mode Linux.
 C=$TOP/configs
@@ -543,11 +534,21 @@ t combo-spec test_combo_spec
 t combo-i386 test_combo_i386
 t combo-arm64 test_combo_arm64
 
+# The base kernel, for what the series must not change.
+stage build-base-test build_base_kernel
+t damon-selftests-base test_damon_selftests_base
+
+# Every prefix of the series builds, without warnings.
+t series-prefixes series_check prefixes
+
 # The arm64 kernel booted under TCG: its KUnit suites and the data path
 # tests, with stock DAMON and with the software page-fault event.
 stage build-arm64-boot build_arm64_boot
 t arm64-kunit test_arm64_kunit
 t arm64-smoke guest_arm64 smoke
 t arm64-perf guest_arm64 perf
+
+# make check-rest: the debug kernel's longer soak and fuzzer runs
+[ "$TIER" != rest ] || t debug test_debug
 
 [ $NR_FAIL -eq 0 ]
