@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # In the debug kernel (KASAN, lockdep, atomic-sleep checks, kmemleak): a
-# short soak, the other in-guest tests, a short fuzzer run and two
-# kselftest runs, then have kmemleak scan for what they leaked.
+# short soak, a short fuzzer run, the other in-guest tests (those named in
+# DEBUG_TESTS, default all of smoke, perf, observe, testpmu and aux) and
+# two kselftest runs, then have kmemleak scan for what they leaked.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -27,7 +28,8 @@ SOAK_STARTS=${DEBUG_SOAK_STARTS:-20} SOAK_HOTPLUG=${DEBUG_SOAK_HOTPLUG:-10} \
 # ...and a short fuzzer run (make fuzz runs long ones)
 section fuzz
 FUZZ_SEED=2 FUZZ_OPS=${DEBUG_FUZZ_OPS:-150} "$dir/fuzz.sh" || rc=1
-for t in smoke perf observe testpmu aux; do
+# make check runs some of them (DEBUG_TESTS), make check-full all
+for t in ${DEBUG_TESTS:-smoke perf observe testpmu aux}; do
 	section "$t"
 	TESTPMU_PERIOD=1000000 "$dir/$t.sh" || rc=1
 done
