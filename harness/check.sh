@@ -542,8 +542,10 @@ t combo-arm64 test_combo_arm64
 stage build-base-test build_base_kernel
 t damon-selftests-base test_damon_selftests_base
 
-# Every prefix of the series builds, without warnings.
+# Every prefix of the series builds, without warnings, and names only
+# Kconfig symbols that exist by then.
 t series-prefixes series_check prefixes
+t series-kconfig-each series_check kconfig-each
 
 # The arm64 kernel booted under TCG: its KUnit suites and the data path
 # tests, with stock DAMON and with the software page-fault event.

@@ -11,7 +11,8 @@
 #                base's version of every file a patch changes
 #   maintainers  get_maintainer.pl names the new entry for every patch, or
 #                the perf events entry for a patch to perf's core
-#   kconfig      no patch refers to a Kconfig symbol that does not exist yet
+#   kconfig      the series refers to no Kconfig symbol that does not exist
+#   kconfig-each no patch refers to a Kconfig symbol that does not exist yet
 #   docs         Sphinx builds the DAMON admin-guide folder and adds no
 #                warning to the base's; get_abi.pl validates
 #   prefixes     every prefix of the series builds (the test config)
@@ -181,9 +182,25 @@ check_docs() {
 	echo "get_abi.pl validate: nothing about damon"
 }
 
-# Every CONFIG_ symbol that a patch adds a reference to is defined once the
-# patch is applied (the kernel's checkkconfigsymbols.py on each patch).
+# The kernel's checkkconfigsymbols.py on the whole series at once: no
+# CONFIG_ symbol it refers to is undefined once every patch is applied.
+# make check's; kconfig-each (make check-full's) runs it on each patch, and
+# so also finds a patch that names a symbol only a later patch defines.
 check_kconfig() {
+	local out
+
+	[ -d "$AM/.git" ] || die "run the am check first"
+	# the script resets the checkout to the commits it compares
+	git -C "$AM" checkout -q --detach am
+	out=$(cd "$AM" && python3 scripts/checkkconfigsymbols.py --diff base..am 2>&1) || true
+	git -C "$AM" checkout -q am
+	echo "base..am: ${out:-no undefined symbols}"
+	[ -z "$out" ]
+}
+
+# Every CONFIG_ symbol that a patch adds a reference to is defined once the
+# patch is applied.
+check_kconfig_each() {
 	local commit n=0 total out bad=0
 
 	[ -d "$AM/.git" ] || die "run the am check first"
@@ -317,7 +334,8 @@ maintainers) check_maintainers ;;
 docs) check_docs ;;
 prefixes) check_prefixes ;;
 kconfig) check_kconfig ;;
+kconfig-each) check_kconfig_each ;;
 sparse) check_sparse ;;
 w1) check_w1 ;;
-*) die "usage: $0 am|checkpatch|kernel-doc|maintainers|kconfig|docs|prefixes|sparse|w1" ;;
+*) die "usage: $0 am|checkpatch|kernel-doc|maintainers|kconfig|kconfig-each|docs|prefixes|sparse|w1" ;;
 esac
