@@ -321,12 +321,12 @@ test_no_observe_symbols() {
 # The debug kernel runs KUnit and every in-guest test in one boot, then
 # kmemleak; boot.sh fails the run on any KASAN, lockdep or other report.
 # make check runs a shorter churn soak and fuzzer run than make check-full,
-# and of the other tests only smoke and aux: perf, observe and testpmu
-# take 8, 3 and over 10 minutes on this kernel, and the soak and the
+# and of the other tests only smoke: perf, observe, testpmu and aux take 8,
+# 3, over 10 and over 3 minutes on this kernel, and the soak and the
 # fuzzer drive the same paths (the page-fault event, the test PMUs' NMIs,
 # hotplug under sampling, every sysfs file, perf_stats and the trace).
 test_debug() {
-	local lengths="DEBUG_SOAK_STARTS=8 DEBUG_SOAK_HOTPLUG=4 DEBUG_FUZZ_OPS=60 DEBUG_TESTS='smoke aux'"
+	local lengths="DEBUG_SOAK_STARTS=8 DEBUG_SOAK_HOTPLUG=4 DEBUG_FUZZ_OPS=60 DEBUG_TESTS=smoke"
 
 	[ "$TIER" = check ] || lengths='DEBUG_SOAK_STARTS=20 DEBUG_SOAK_HOTPLUG=10 DEBUG_FUZZ_OPS=150'
 	"$TOP/harness/boot.sh" -k debug -t 3000 -n debug -a kunit.enable=1 -- \
@@ -466,8 +466,11 @@ t damo guest damo
 t testpmu guest testpmu
 t aux guest aux
 t unpriv guest unpriv
+# 150 steps in make check, 300 in make check-full
+fuzz_ops=150
+[ "$TIER" = check ] || fuzz_ops=300
 t fuzz "$TOP/harness/boot.sh" -k test -t 900 -n fuzz-test -- \
-	FUZZ_SEED=1 FUZZ_OPS=300 /opt/damon-perf/tests/fuzz.sh
+	FUZZ_SEED=1 FUZZ_OPS=$fuzz_ops /opt/damon-perf/tests/fuzz.sh
 t demo test_demo
 # make bench's quick mode: it runs and its output parses; figures are
 # never judged
