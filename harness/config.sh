@@ -16,6 +16,8 @@ for f in "$@"; do
 	frags+=("$(realpath "$f")")
 done
 mkdir -p "$obj"
+# configuring runs the compiler: the cross compiler must be there first
+[ "${ARCH:-}" != arm64 ] || need_packages "${ARM64_PACKAGES[@]}"
 
 cd "$SRC_DIR"
 make -s O="$obj" "${BASECONFIG:-tinyconfig}" >/dev/null
