@@ -35,6 +35,7 @@ rc=0
 sed 's/^/    /' /tmp/runner.out
 check "run_kselftest.sh -t damon:damon_perf_obs_test.sh passes" test $rc -eq 0
 check "the runner reports ok" grep -q '^ok 1 selftests: damon: damon_perf_obs_test.sh' /tmp/runner.out
+check "the runner's run left no kdamond" no_kdamond_left
 
 echo "=== make -C tools/testing/selftests TARGETS=damon run_tests ==="
 # Only ours: damon-selftests.sh runs the whole damon suite, ours in its
@@ -48,20 +49,7 @@ PATH=/opt/gnu/bin:$PATH make -C /opt/linux/tools/testing/selftests \
 grep -E '^(not )?ok [0-9]+ selftests: damon:' /tmp/make.out | sed 's/^/    /'
 check "make run_tests ran damon_perf_obs_test.sh, and it passed" \
 	grep -qE '^ok [0-9]+ selftests: damon: damon_perf_obs_test.sh$' /tmp/make.out
-# the base's sysfs_update_removed_scheme_dir.sh ends with its kdamond
-# turned off but still in sysfs (nr_kdamonds 1); clear it so that the guard
-# of the next runs does not (rightly) refuse to run
-if ! no_kdamond_left; then
-	echo "note: the damon suite left $(cat "$DAMON_ADMIN/kdamonds/nr_kdamonds") kdamond(s); clearing"
-	damon_stop_all
-fi
-# a failed reclaim.sh or lru_sort.sh leaves its module's kdamond on, which
-# makes every later start fail with EBUSY
-for m in damon_reclaim damon_lru_sort; do
-	check "$m is off after the suite" \
-		test "$(cat "/sys/module/$m/parameters/enabled")" = N
-	echo N >"/sys/module/$m/parameters/enabled"
-done
+check "make run_tests: the test left no kdamond" no_kdamond_left
 
 echo "=== workloads ==="
 # stress-ng and stress sit in /opt/stress/bin, off PATH unless put there
