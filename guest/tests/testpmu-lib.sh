@@ -142,7 +142,9 @@ mixed_moved() {
 }
 
 # sample_until NAME FOUND...: turn kdamond 0 on and wait until FOUND...
-# holds (pass) or the deadline passes (fail); show the hottest regions,
+# holds (pass) or the deadline passes (fail, or only a note with
+# JUDGE_CONVERGENCE=0: how soon DAMON converges is a matter of speed, which
+# the KCSAN kernel does not have); show the hottest regions,
 # then stop the kdamond, the trace and the workload.  The counters before
 # and after are left in BEFORE and AFTER.
 sample_until() {
@@ -153,6 +155,8 @@ sample_until() {
 	echo on >"$(kdamond_dir 0)/state"
 	if poll "$POLL_SECONDS" "$@"; then
 		pass "$name: DAMON finds the hot range"
+	elif [ "${JUDGE_CONVERGENCE:-1}" = 0 ]; then
+		echo "[NOTE] $name: DAMON did not single out the hot range in ${POLL_SECONDS}s; not judged on this kernel (JUDGE_CONVERGENCE=0)"
 	else
 		fail "$name: DAMON did not find the hot range"
 	fi
