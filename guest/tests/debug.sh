@@ -28,10 +28,17 @@ SOAK_STARTS=${DEBUG_SOAK_STARTS:-20} SOAK_HOTPLUG=${DEBUG_SOAK_HOTPLUG:-10} \
 # ...and a short fuzzer run (make fuzz runs long ones)
 section fuzz
 FUZZ_SEED=2 FUZZ_OPS=${DEBUG_FUZZ_OPS:-150} "$dir/fuzz.sh" || rc=1
-# make check runs some of them (DEBUG_TESTS), make check-full all
+# make check runs some of them (DEBUG_TESTS), make check-full all.  This
+# kernel runs them 4 to 5 times slower than the test kernel, and a test
+# PMU NMI takes it 11 to 20 ms: DAMON had not singled out the hot range
+# after 300 s in testpmu.sh's NMI and hardirq cases, every other check
+# passing.  How soon DAMON converges is a timing question, judged on the
+# test kernel (as on the KCSAN kernel, kcsan.sh); here testpmu.sh and
+# aux.sh run for KASAN, lockdep and kmemleak, and their other checks are
+# judged.
 for t in ${DEBUG_TESTS:-smoke perf observe testpmu aux}; do
 	section "$t"
-	TESTPMU_PERIOD=1000000 "$dir/$t.sh" || rc=1
+	JUDGE_CONVERGENCE=0 TESTPMU_PERIOD=1000000 "$dir/$t.sh" || rc=1
 done
 
 # The kselftest's positive control and a refused PMU; kselftest.sh runs

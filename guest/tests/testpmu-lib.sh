@@ -144,7 +144,7 @@ mixed_moved() {
 # sample_until NAME FOUND...: turn kdamond 0 on and wait until FOUND...
 # holds (pass) or the deadline passes (fail, or only a note with
 # JUDGE_CONVERGENCE=0: how soon DAMON converges is a matter of speed, which
-# the KCSAN kernel does not have); show the hottest regions,
+# the KCSAN and debug kernels do not have); show the hottest regions,
 # then stop the kdamond, the trace and the workload.  The counters before
 # and after are left in BEFORE and AFTER.
 sample_until() {
