@@ -346,7 +346,7 @@ static void damon_perf_overflow(struct perf_event *event,
 	u64 pmu_flags = 0, addr = 0, paddr = 0;
 	bool want_phys;
 
-	/* damon_perf_validate()'s trial events are never enabled */
+	/* damon_perf_try_events()'s trial events are never enabled */
 	if (unlikely(!perf))
 		return;
 	/*
