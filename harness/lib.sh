@@ -64,7 +64,7 @@ ARM64_PACKAGES=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
 # branch $SERIES_BRANCH.
 SERIES_DIR=$TOP/series
 SERIES_BRANCH=damon-perf
-SERIES_PREFIX="RFC PATCH"
+SERIES_PREFIX="RFC PATCH v2"
 SERIES_NAME="damon-perf developers"
 SERIES_EMAIL=damon-perf@example.org
 

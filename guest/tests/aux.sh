@@ -92,7 +92,7 @@ setup_ctx vaddr "$AUX" $((HARDIRQ | 16 << BATCH_SHIFT)) \
 	sample_period=$((PERIOD / 4))
 echo 100000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/sample_us"
 echo 2000000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/aggr_us"
-trace_on damon_perf_ring_overflow
+trace_on damon_perf_ring_overflow damon_perf_aux_truncated
 BEFORE=$(perf_stats_snapshot)
 written=$(pmu_stat aux_records)
 echo on >"$(kdamond_dir 0)/state"
@@ -115,8 +115,16 @@ echo "records written: $written; decoded: $(delta aux_records);" \
 check "storm: every record written is decoded, none malformed" \
 	test "$(delta aux_records)" -eq "$written" -a "$(delta aux_malformed)" -eq 0
 check "storm: no ring overflows ($(delta overflow))" test "$(delta overflow)" -eq 0
-check "storm: truncations traced as damon_perf_ring_overflow" \
-	grep -q "damon_perf_ring_overflow: .* capacity=$AREA " "$TRACING/trace"
+# a truncation has an event of its own, in bytes; damon_perf_ring_overflow
+# counts records of DAMON's ring, and the ring did not overflow
+check "storm: truncations traced as damon_perf_aux_truncated, in bytes" \
+	grep -q "damon_perf_aux_truncated: cpu=[0-9]* used=[1-9][0-9]* size=$AREA truncated=[1-9]" \
+	"$TRACING/trace"
+no_ring_overflow_traced() {
+	! grep -q "damon_perf_ring_overflow: " "$TRACING/trace"
+}
+check "storm: no damon_perf_ring_overflow event for a truncation" \
+	no_ring_overflow_traced
 check "storm: the conservation laws hold" laws
 
 echo "=== what the AUX PMU cannot do fails the start cleanly ==="

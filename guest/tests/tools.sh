@@ -8,7 +8,7 @@ set -euo pipefail
 trap 'stop_workload; damon_stop_all' EXIT
 
 EVENTS=(damon_perf_sample damon_perf_ring_overflow damon_perf_report_missed
-	damon_perf_drain)
+	damon_perf_drain damon_perf_aux_truncated)
 # every field the admin guide documents, as perf script and trace-cmd print
 SAMPLE_FIELDS=(addr= data_src= period= cpu= reason= sample_flags=
 	       sample_type= context=)

@@ -349,6 +349,7 @@ static void damon_perf_overflow(struct perf_event *event,
 	/* damon_perf_try_events()'s trial events are never enabled */
 	if (unlikely(!perf))
 		return;
+	damon_perf_obs_callback(&perf->obs);
 	/*
 	 * The context's address space decides, not what perf was asked for:
 	 * a virtual address space context may ask for physical addresses too.
@@ -411,6 +412,23 @@ void damon_report_access(struct damon_access_report *report)
 /*
  * Drain, match and update
  */
+
+/*
+ * What a drain makes of the records it takes.
+ * @DAMON_PERF_DRAIN_UPDATE:	Match them, and mark the regions they hit
+ *				accessed for this sampling interval.
+ * @DAMON_PERF_DRAIN_ACCOUNT:	Match them, but update no region: sampling
+ *				is pausing or stopping, and no access check
+ *				reads what the drain finds.
+ * @DAMON_PERF_DRAIN_NO_VIEW:	There is no view of the regions (memory was
+ *				short): the records count as missing their
+ *				target.
+ */
+enum damon_perf_drain_mode {
+	DAMON_PERF_DRAIN_UPDATE,
+	DAMON_PERF_DRAIN_ACCOUNT,
+	DAMON_PERF_DRAIN_NO_VIEW,
+};
 
 /*
  * Lay out the targets and their regions, in address order, for binary
@@ -539,12 +557,10 @@ static int damon_perf_match(struct damon_perf *perf,
 }
 
 /*
- * Drain: consume @cpu's ring and match every record.  Without a view of
- * the regions (@have_view false), records are consumed and count as missing
- * their target.
+ * Drain: consume @cpu's ring and match every record, as @mode says.
  */
 static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
-				 bool have_view)
+				 enum damon_perf_drain_mode mode)
 {
 	struct damon_perf_record buf[DAMON_PERF_DRAIN_BATCH];
 	struct damon_perf_obs_drain obs;
@@ -557,13 +573,15 @@ static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
 					    ARRAY_SIZE(buf)))) {
 		damon_perf_obs_drain_dequeue(&obs, n);
 		for (i = 0; i < n; i++) {
-			idx = have_view ? damon_perf_match(perf, &buf[i]) :
+			idx = mode != DAMON_PERF_DRAIN_NO_VIEW ?
+				damon_perf_match(perf, &buf[i]) :
 				-(DAMON_PERF_MISS_TGID + 1);
 			if (idx < 0) {
 				damon_perf_obs_drain_miss(&obs, -idx - 1);
 				continue;
 			}
-			updated = !__test_and_set_bit(idx, perf->accessed);
+			updated = mode == DAMON_PERF_DRAIN_UPDATE &&
+				!__test_and_set_bit(idx, perf->accessed);
 			damon_perf_obs_drain_match(&obs, updated);
 		}
 	}
@@ -610,6 +628,7 @@ static void damon_perf_aux_record(struct damon_perf *perf,
 	u64 addr = 0, paddr = 0, found = 0;
 	pid_t tgid = 0;
 
+	damon_perf_obs_callback(&perf->obs);
 	if (rec->flags & DAMON_SPE_VADDR) {
 		addr = rec->vaddr;
 		found |= PERF_SAMPLE_ADDR;
@@ -686,7 +705,8 @@ static unsigned long damon_perf_aux_decode(struct damon_perf *perf,
  */
 static void damon_perf_aux_drain_event(struct damon_perf *perf,
 				       struct perf_event *event,
-				       unsigned int cpu, bool have_view)
+				       unsigned int cpu,
+				       enum damon_perf_drain_mode mode)
 {
 	struct damon_perf_obs_aux aux = {
 		.size = DAMON_PERF_AUX_PAGES << PAGE_SHIFT,
@@ -721,7 +741,7 @@ static void damon_perf_aux_drain_event(struct damon_perf *perf,
 		}
 		perf_event_consume_kernel_aux(event, used);
 		total += used;
-		damon_perf_drain_cpu(perf, ring_cpu, have_view);
+		damon_perf_drain_cpu(perf, ring_cpu, mode);
 		/* a cut record before the end of the data is not finished */
 		if (!used || (cut && len < DAMON_PERF_AUX_CHUNK))
 			break;
@@ -731,8 +751,9 @@ static void damon_perf_aux_drain_event(struct damon_perf *perf,
 		perf_event_enable(event);
 }
 
-/* Drain the AUX area of every event that has one. */
-static void damon_perf_aux_drain(struct damon_perf *perf, bool have_view)
+/* Drain the AUX area of every event that has one, as @mode says. */
+static void damon_perf_aux_drain(struct damon_perf *perf,
+				 enum damon_perf_drain_mode mode)
 {
 	struct perf_event *event;
 	unsigned int cpu, i;
@@ -744,22 +765,32 @@ static void damon_perf_aux_drain(struct damon_perf *perf, bool have_view)
 			event = *damon_perf_event_slot(perf, cpu, i);
 			if (event && has_aux(event))
 				damon_perf_aux_drain_event(perf, event, cpu,
-							   have_view);
+							   mode);
 		}
 	}
 	cpus_read_unlock();
 }
 
-/* Drain every CPU's ring; returns the number of regions, or an error. */
-static int damon_perf_drain(struct damon_perf *perf)
+/*
+ * Drain every CPU's ring, updating the regions if @update; returns the
+ * number of regions, or an error.
+ */
+static int damon_perf_drain(struct damon_perf *perf, bool update)
 {
 	int nr_regions = damon_perf_build_view(perf);
+	enum damon_perf_drain_mode mode;
 	unsigned int cpu;
 
+	if (nr_regions < 0)
+		mode = DAMON_PERF_DRAIN_NO_VIEW;
+	else
+		mode = update ? DAMON_PERF_DRAIN_UPDATE :
+			DAMON_PERF_DRAIN_ACCOUNT;
+
 	if (perf->aux_buf)
-		damon_perf_aux_drain(perf, nr_regions >= 0);
+		damon_perf_aux_drain(perf, mode);
 	for_each_possible_cpu(cpu)
-		damon_perf_drain_cpu(perf, cpu, nr_regions >= 0);
+		damon_perf_drain_cpu(perf, cpu, mode);
 	return nr_regions;
 }
 
@@ -782,7 +813,7 @@ unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
 
 	if (!perf)
 		return 0;
-	nr_regions = damon_perf_drain(perf);
+	nr_regions = damon_perf_drain(perf, true);
 	for (i = 0; i < nr_regions; i++) {
 		struct damon_region *r = perf->regions[i];
 
@@ -1273,7 +1304,7 @@ void damon_perf_pause(struct damon_ctx *ctx)
 	synchronize_rcu();
 	/* out of the list now: damon_perf_enable() adds it again */
 	INIT_LIST_HEAD(&perf->list);
-	damon_perf_drain(perf);
+	damon_perf_drain(perf, false);
 }
 
 /**
@@ -1322,7 +1353,9 @@ void damon_perf_stop(struct damon_ctx *ctx)
 		for_each_online_cpu(cpu)
 			damon_perf_enable_cpu(perf, cpu, false);
 		cpus_read_unlock();
-		damon_perf_aux_drain(perf, damon_perf_build_view(perf) >= 0);
+		damon_perf_aux_drain(perf, damon_perf_build_view(perf) >= 0 ?
+				     DAMON_PERF_DRAIN_ACCOUNT :
+				     DAMON_PERF_DRAIN_NO_VIEW);
 	}
 
 	/* releases the events of every online CPU */
@@ -1338,7 +1371,7 @@ void damon_perf_stop(struct damon_ctx *ctx)
 	 * Account for what is still in the rings, so that every enqueued
 	 * record is dequeued; the regions are not updated any more.
 	 */
-	damon_perf_drain(perf);
+	damon_perf_drain(perf, false);
 	damon_perf_free(perf);
 }
 

@@ -338,6 +338,7 @@ unsigned int damon_perf_ring_consume(struct damon_perf_ring __percpu *rings,
 
 /*
  * struct damon_perf_obs_cpu - Counters and event states of one CPU.
+ * @callback:	Entries into the overflow handler, and AUX records decoded.
  * @reason:	Callbacks by &enum damon_perf_sample_reason.
  * @enqueue:	Valid reports stored in a ring.
  * @overflow:	Valid reports dropped because the ring was full.
@@ -354,10 +355,11 @@ unsigned int damon_perf_ring_consume(struct damon_perf_ring __percpu *rings,
  * @nr_in_state: Live (context, CPU) event sets in each state.
  * @error:	perf refused an event here since the last successful create.
  *
- * The first five are written only by the CPU itself; the drain side
+ * The first six are written only by the CPU itself; the drain side
  * fields, the AUX ones included, by any CPU.
  */
 struct damon_perf_obs_cpu {
+	u64 callback;
 	u64 reason[NR_DAMON_PERF_SAMPLE_REASONS];
 	u64 enqueue;
 	u64 overflow;
@@ -662,7 +664,23 @@ static unsigned int damon_perf_sample_context(void)
 }
 
 /**
- * damon_perf_obs_sample() - Count and trace a sample callback.
+ * damon_perf_obs_callback() - Count a callback of a context's events.
+ * @obs:	Observation state of the context.
+ *
+ * Called where the overflow handler is entered, and for each record the
+ * AUX drain decodes, before anything is made of the sample: the callbacks
+ * are counted apart from their classification by damon_perf_obs_sample()
+ * and damon_perf_obs_aux_record(), so that a sample lost between the two
+ * shows as a callback no class took.  Runs in any context, NMI included,
+ * with preemption disabled.
+ */
+void damon_perf_obs_callback(struct damon_perf_obs *obs)
+{
+	this_cpu_inc(obs->stats->cpus->callback);
+}
+
+/**
+ * damon_perf_obs_sample() - Classify and trace a sample callback.
  * @obs:	Observation state of the context whose event sampled.
  * @event:	The event.
  * @data:	The sample data, or NULL.
@@ -700,8 +718,8 @@ void damon_perf_obs_sample(struct damon_perf_obs *obs,
  * @found:	PERF_SAMPLE_* bits of what the record holds.
  * @reason:	What the drain made of the record.
  *
- * The AUX drain's counterpart of damon_perf_obs_sample(): the record counts
- * as a callback, in the counters of the CPU that decodes it, with
+ * The AUX drain's counterpart of damon_perf_obs_sample(): the record is
+ * classified in the counters of the CPU that decodes it, with
  * preemption disabled, and moves @cpu's events to RUNNING.  The tracepoint
  * shows @cpu, and the context of the drain, process context.
  */
@@ -723,9 +741,8 @@ void damon_perf_obs_aux_record(struct damon_perf_obs *obs,
  * @cpu:	The CPU of the event.
  * @aux:	What the drain found.
  *
- * A truncated area is also traced as damon_perf_ring_overflow, with its
- * fields in bytes: what the area held, its size, and the truncations of
- * @cpu so far in the dropped field.
+ * A truncated area is also traced, as damon_perf_aux_truncated: what the
+ * area held and its size, in bytes, and the truncations of @cpu so far.
  */
 void damon_perf_obs_aux_end(struct damon_perf_obs *obs, unsigned int cpu,
 			    const struct damon_perf_obs_aux *aux)
@@ -738,7 +755,7 @@ void damon_perf_obs_aux_end(struct damon_perf_obs *obs, unsigned int cpu,
 	atomic64_add(aux->collision, &c->aux_collision);
 	truncated = atomic64_add_return(aux->truncated, &c->aux_truncated);
 	if (aux->truncated)
-		trace_damon_perf_ring_overflow(cpu, aux->used, aux->size,
+		trace_damon_perf_aux_truncated(cpu, aux->used, aux->size,
 					       truncated);
 }
 
@@ -877,11 +894,9 @@ static void damon_perf_obs_read_cpu(struct damon_perf_obs_stats *stats,
 	struct damon_perf_obs_cpu *c = per_cpu_ptr(stats->cpus, cpu);
 	int i;
 
-	v[DAMON_PERF_C_CALLBACK] = 0;
-	for (i = 0; i < NR_DAMON_PERF_SAMPLE_REASONS; i++) {
+	v[DAMON_PERF_C_CALLBACK] = READ_ONCE(c->callback);
+	for (i = 0; i < NR_DAMON_PERF_SAMPLE_REASONS; i++)
 		v[DAMON_PERF_C_VALID + i] = READ_ONCE(c->reason[i]);
-		v[DAMON_PERF_C_CALLBACK] += v[DAMON_PERF_C_VALID + i];
-	}
 	v[DAMON_PERF_C_ENQUEUE] = READ_ONCE(c->enqueue);
 	v[DAMON_PERF_C_DEQUEUE] = atomic64_read(&c->dequeue);
 	v[DAMON_PERF_C_OVERFLOW] = READ_ONCE(c->overflow);

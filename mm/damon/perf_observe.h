@@ -185,6 +185,7 @@ struct kunit;
 int damon_perf_obs_kunit_isolate(struct kunit *test);
 void damon_perf_obs_state(struct damon_perf_obs *obs, unsigned int cpu,
 			  enum damon_perf_cpu_state state);
+void damon_perf_obs_callback(struct damon_perf_obs *obs);
 void damon_perf_obs_sample(struct damon_perf_obs *obs,
 			   struct perf_event *event,
 			   struct perf_sample_data *data, u64 pmu_flags,
@@ -246,6 +247,10 @@ static inline void damon_perf_obs_exit(struct damon_perf_obs *obs)
 static inline void damon_perf_obs_state(struct damon_perf_obs *obs,
 					unsigned int cpu,
 					enum damon_perf_cpu_state state)
+{
+}
+
+static inline void damon_perf_obs_callback(struct damon_perf_obs *obs)
 {
 }
 

@@ -138,6 +138,63 @@ static void damon_perf_test_match(struct kunit *test)
 }
 
 /*
+ * A drain marks the regions its records hit accessed only when it is the
+ * access check's: the drains of a pause and a stop match the records, so
+ * that they are accounted for, but update no region.
+ */
+static void damon_perf_test_drain_modes(struct kunit *test)
+{
+	struct damon_perf_target target = { .tgid = 42, .first = 0, .nr = 4 };
+	struct damon_perf perf = {
+		.targets = &target,
+		.nr_targets = 1,
+	};
+	/* in [20, 30) and [100, 200), and one outside the regions */
+	static const u64 addrs[] = { 25, 150, 300 };
+	enum damon_perf_drain_mode mode;
+	struct damon_perf_record rec;
+	struct damon_region *r[4];
+	struct damon_target *t = damon_perf_test_regions(test, r);
+	unsigned int cpu, i, n;
+
+	perf.regions = r;
+	perf.accessed = bitmap_zalloc(ARRAY_SIZE(r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, perf.accessed);
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&perf.obs));
+	perf.rings = damon_perf_rings_alloc(&perf.obs);
+	KUNIT_ASSERT_NOT_NULL(test, perf.rings);
+
+	for (mode = DAMON_PERF_DRAIN_UPDATE; mode <= DAMON_PERF_DRAIN_NO_VIEW;
+	     mode++) {
+		bitmap_zero(perf.accessed, ARRAY_SIZE(r));
+		migrate_disable();
+		cpu = smp_processor_id();
+		preempt_disable();
+		for (i = 0; i < ARRAY_SIZE(addrs); i++)
+			KUNIT_EXPECT_TRUE(test, damon_perf_ring_push(perf.rings,
+								     addrs[i],
+								     42));
+		preempt_enable();
+		damon_perf_drain_cpu(&perf, cpu, mode);
+		migrate_enable();
+		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE,
+				test_bit(1, perf.accessed));
+		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE,
+				test_bit(3, perf.accessed));
+		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE ? 2 : 0,
+				bitmap_weight(perf.accessed, ARRAY_SIZE(r)));
+		/* whatever the mode, the ring is empty afterwards */
+		n = damon_perf_ring_consume(perf.rings, cpu, &rec, 1);
+		KUNIT_EXPECT_EQ(test, 0, n);
+	}
+
+	damon_perf_rings_free(perf.rings);
+	damon_perf_obs_exit(&perf.obs);
+	bitmap_free(perf.accessed);
+	damon_destroy_target(t);
+}
+
+/*
  * A PMU that takes one event per CPU at a time, like some hardware PMUs do,
  * and never samples.
  */
@@ -233,6 +290,7 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_classify),
 	KUNIT_CASE(damon_perf_test_find_region),
 	KUNIT_CASE(damon_perf_test_match),
+	KUNIT_CASE(damon_perf_test_drain_modes),
 	KUNIT_CASE(damon_perf_test_exclusive_pmu),
 	{},
 };

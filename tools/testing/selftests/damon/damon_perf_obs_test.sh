@@ -444,7 +444,8 @@ if [ "$have_trace" = 1 ]; then
 	instance=$tracing/instances/damon_perf_obs_test.$$
 	if mkdir "$instance" 2>/dev/null; then
 		for e in damon_perf_sample damon_perf_ring_overflow \
-			 damon_perf_report_missed damon_perf_drain; do
+			 damon_perf_report_missed damon_perf_drain \
+			 damon_perf_aux_truncated; do
 			echo 1 >"$instance/events/damon/$e/enable"
 		done
 	else
