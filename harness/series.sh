@@ -17,7 +17,9 @@
 #   series.sh               (make series) apply series/ in build/series-src,
 #                           write it again to build/series and fail unless
 #                           that equals series/, and unless the flattened
-#                           tree equals the repository's
+#                           tree equals the repository's; then write the
+#                           range-diff of v1 (tag damon-perf-v1) and the
+#                           series to build/range-diff-v1.txt
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -105,8 +107,34 @@ xbit() {
 	if [ -x "$1" ]; then echo x; else echo -; fi
 }
 
+# series_range_diff DIR OUT: git am v1 (series/ of the tag damon-perf-v1)
+# onto the base in DIR, as branch v1, and write git range-diff of v1 against
+# DIR's branch to OUT, for the cover letter's readers.
+series_range_diff() {
+	local dir=$1 out=$2 tag=damon-perf-v1 f
+	local v1=$BUILD/series-v1
+
+	git -C "$TOP" rev-parse -q --verify "refs/tags/$tag" >/dev/null ||
+		die "no tag $tag in the repository (git fetch --tags)"
+	rm -rf "$v1"
+	mkdir -p "$v1"
+	for f in $(git -C "$TOP" ls-tree --name-only "$tag" series/ |
+		   grep '/[0-9][0-9][0-9][0-9]-.*\.patch$' | grep -v '/0000-'); do
+		git -C "$TOP" show "$tag:$f" >"$v1/${f#series/}"
+	done
+	git -C "$dir" branch -q -f v1 base
+	git -C "$dir" checkout -q v1
+	# shellcheck disable=SC2046 # one argument per patch file
+	sgit -C "$dir" am -q --committer-date-is-author-date \
+		$(series_patches "$v1") || die "v1 does not apply onto the base"
+	git -C "$dir" checkout -q "$SERIES_BRANCH"
+	git -C "$dir" range-diff --no-color "base..v1" "base..$SERIES_BRANCH" \
+		>"$out"
+}
+
 # make series: the series, written again, is series/; and the flattened
-# tree in the repository is the series' own.
+# tree in the repository is the series' own.  It also writes the range-diff
+# of v1 and this series.
 series_make() {
 	local work=$BUILD/series-src out=$BUILD/series flat=$BUILD/series-flat
 	local f bad=0
@@ -136,6 +164,8 @@ series_make() {
 	done
 	[ $bad -eq 0 ] || die "the repository does not match series/"
 	note "series: $(series_patches "$out" | wc -l) patches and a cover letter in $out, equal to series/"
+	series_range_diff "$work" "$BUILD/range-diff-v1.txt"
+	note "series: git range-diff of v1 (tag damon-perf-v1) and this series in $BUILD/range-diff-v1.txt"
 }
 
 case ${1:-} in
