@@ -78,6 +78,19 @@ printf '%s\n' "$*" >"$work/cmd"
 echo "$nonce" >"$work/nonce"
 printf '%s\n' "file /run/cmd $work/cmd 0755 0 0" \
 	"file /run/nonce $work/nonce 0644 0 0" >"$work/list"
+# The modules built with this kernel (modules.order names them, and not
+# those left over from an earlier configuration), for the guest init to
+# load from /lib/modules.
+obj=$OBJ_ROOT/$config
+if grep -qx 'CONFIG_MODULES=y' "$obj/.config" && [ -s "$obj/modules.order" ]; then
+	echo "dir /lib/modules 0755 0 0" >>"$work/list"
+	while read -r mod; do
+		ko=$obj/${mod%.o}
+		ko=${ko%.ko}.ko
+		[ -f "$ko" ] || die "$ko missing; build config $config again"
+		echo "file /lib/modules/$(basename "$ko") $ko 0644 0 0" >>"$work/list"
+	done <"$obj/modules.order"
+fi
 cat "$initramfs" >"$work/initrd"
 "$BUILD/gen_init_cpio" "$work/list" >>"$work/initrd"
 
