@@ -289,4 +289,42 @@ check "... and the kernel log says it gives no data addresses" \
 	sh -c 'dmesg | grep -q "gives no data addresses"'
 damon_stop_all
 
+echo "=== the test PMUs are a module: held while sampled, unloaded, loaded again ==="
+MOD=damon_perf_test_pmu
+KO=/lib/modules/$MOD.ko
+check "$MOD is loaded" grep -q "^$MOD " /proc/modules
+start_workload -m touch -H 4 -C 32 -s 0
+setup_ctx vaddr damon_test $((HARDIRQ | 1 << BATCH_SHIFT))
+old_type=$(pmu_type damon_test)
+BEFORE=$(perf_stats_snapshot)
+echo on >"$(kdamond_dir 0)/state"
+check "module: DAMON samples from damon_test" poll "$POLL_SECONDS" sampled
+check "module: rmmod is refused while DAMON's events exist" fails rmmod "$MOD"
+check "module: ... and the PMUs stay" test -e "$PMUS/damon_test"
+stop_ctx
+stop_workload
+check "module: rmmod works once DAMON stopped" poll "$POLL_SECONDS" rmmod "$MOD"
+check "module: its PMUs are gone" \
+	test ! -e "$PMUS/damon_test" -a ! -e "$PMUS/damon_test_aux"
+check "module: its debugfs directory is gone" \
+	test ! -e /sys/kernel/debug/damon_test_pmu
+echo 1 >"$DAMON_ADMIN/kdamonds/nr_kdamonds"
+damon_setup_vaddr 0 $$
+damon_set_perf 0 type="$old_type" config=$HARDIRQ sample_period="$PERIOD"
+check "module: a start on the unloaded PMU's type fails with ENOENT" \
+	expect_errno ENOENT "$(kdamond_dir 0)/state" on
+damon_stop_all
+check "module: insmod loads it again" insmod "$KO"
+check "module: its PMUs are back" test -e "$PMUS/damon_test_aux"
+# damon_test_aux is declared to the AUX drain again, or the start fails
+start_workload -m touch -H 4 -C 32 -s 0
+setup_ctx vaddr damon_test_aux $((HARDIRQ | 1 << BATCH_SHIFT))
+BEFORE=$(perf_stats_snapshot)
+rc=0
+echo on >"$(kdamond_dir 0)/state" || rc=1
+check "module: DAMON starts on damon_test_aux after the reload" test $rc -eq 0
+check "module: ... and matches its records" poll "$POLL_SECONDS" sampled
+stop_ctx
+stop_workload
+
 finish

@@ -829,6 +829,84 @@ unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
  */
 
 /*
+ * PMUs of other drivers than arm_spe_pmu that write ARM SPE records into
+ * their AUX areas, added by damon_perf_add_spe_pmu().
+ */
+static struct pmu *damon_perf_spe_pmus[4];
+static DEFINE_MUTEX(damon_perf_spe_pmus_lock);
+
+/**
+ * damon_perf_add_spe_pmu() - Let the AUX drain decode a PMU's records.
+ * @pmu:	A registered PMU that writes ARM SPE records into AUX areas.
+ *
+ * The AUX drain accepts the PMUs of arm_spe_pmu, which it knows by name,
+ * and refuses other PMUs that write an AUX area, as their records are in
+ * other formats.  A driver that writes SPE records under another name, such
+ * as one that emulates SPE for tests, adds its PMU here before DAMON is to
+ * use it, and removes it with damon_perf_remove_spe_pmu() before
+ * unregistering it.  Contexts that already sample from @pmu are not
+ * affected by either.
+ *
+ * Return: 0 on success, -EEXIST if @pmu is added already, or -ENOSPC if
+ * too many PMUs are.
+ */
+int damon_perf_add_spe_pmu(struct pmu *pmu)
+{
+	int i, free = -1, err = -ENOSPC;
+
+	mutex_lock(&damon_perf_spe_pmus_lock);
+	for (i = 0; i < ARRAY_SIZE(damon_perf_spe_pmus); i++) {
+		if (damon_perf_spe_pmus[i] == pmu) {
+			err = -EEXIST;
+			goto out;
+		}
+		if (!damon_perf_spe_pmus[i] && free < 0)
+			free = i;
+	}
+	if (free >= 0) {
+		damon_perf_spe_pmus[free] = pmu;
+		err = 0;
+	}
+out:
+	mutex_unlock(&damon_perf_spe_pmus_lock);
+	return err;
+}
+EXPORT_SYMBOL_GPL(damon_perf_add_spe_pmu);
+
+/**
+ * damon_perf_remove_spe_pmu() - Undo damon_perf_add_spe_pmu().
+ * @pmu:	A PMU added by damon_perf_add_spe_pmu(), or any other.
+ */
+void damon_perf_remove_spe_pmu(struct pmu *pmu)
+{
+	int i;
+
+	mutex_lock(&damon_perf_spe_pmus_lock);
+	for (i = 0; i < ARRAY_SIZE(damon_perf_spe_pmus); i++) {
+		if (damon_perf_spe_pmus[i] == pmu)
+			damon_perf_spe_pmus[i] = NULL;
+	}
+	mutex_unlock(&damon_perf_spe_pmus_lock);
+}
+EXPORT_SYMBOL_GPL(damon_perf_remove_spe_pmu);
+
+/* Whether @pmu writes SPE records: arm_spe_pmu's, or one added above. */
+static bool damon_perf_is_spe_pmu(struct pmu *pmu)
+{
+	bool found = false;
+	int i;
+
+	/* arm_spe_pmu names its PMUs arm_spe_<n> */
+	if (pmu->name && str_has_prefix(pmu->name, "arm_spe_"))
+		return true;
+	mutex_lock(&damon_perf_spe_pmus_lock);
+	for (i = 0; i < ARRAY_SIZE(damon_perf_spe_pmus); i++)
+		found |= damon_perf_spe_pmus[i] == pmu;
+	mutex_unlock(&damon_perf_spe_pmus_lock);
+	return found;
+}
+
+/*
  * Refuse the event @event, the context's event @idx, if its PMU is one of
  * the tracing PMUs, which count kernel events and give no data address, or
  * writes an AUX area in a format other than ARM SPE's, the one the AUX
@@ -842,10 +920,6 @@ static struct perf_event *damon_perf_check_pmu(struct perf_event *event,
 	static const char * const no_addr[] = {
 		"tracepoint", "kprobe", "uprobe",
 	};
-	/* arm_spe_pmu's PMUs, and the test PMU that writes SPE records */
-	static const char * const spe[] = {
-		"arm_spe_", "damon_test_aux",
-	};
 	const char *name = event->pmu->name ?: "";
 	const char *why = "gives no data addresses";
 	unsigned int i;
@@ -856,10 +930,8 @@ static struct perf_event *damon_perf_check_pmu(struct perf_event *event,
 	}
 	if (!has_aux(event))
 		return event;
-	for (i = 0; i < ARRAY_SIZE(spe); i++) {
-		if (!strncmp(name, spe[i], strlen(spe[i])))
-			return event;
-	}
+	if (damon_perf_is_spe_pmu(event->pmu))
+		return event;
 	why = "writes AUX records in a format other than ARM SPE's";
 refuse:
 	pr_warn("perf event %u (type %u): the %s PMU %s\n",

@@ -30,8 +30,11 @@
  * second.  What the PMUs made and how they delivered it is counted in
  * /sys/kernel/debug/damon_test_pmu/stats.  Writing N to .../pass lets N more
  * events be created and then refuses every one with -EBUSY, as a PMU that
- * someone else took would, until -1 is written.  It is a test module: do
- * not build it into a production kernel.
+ * someone else took would, until -1 is written.
+ *
+ * It is a test module, which Kconfig lets be nothing but a module.  It can
+ * be unloaded once no event of its PMUs exists (each event holds a reference
+ * to it) and every sample it queued for task context has been delivered.
  */
 
 #define pr_fmt(fmt) "damon-test-pmu: " fmt
@@ -39,10 +42,13 @@
 #include <linux/bitfield.h>
 #include <linux/unaligned.h>
 #include <linux/cpumask.h>
+#include <linux/damon.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/init.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/perf_event.h>
 #include <linux/sched/task_stack.h>
 #include <linux/seq_file.h>
@@ -187,6 +193,15 @@ struct damon_test_aux {
 };
 
 static struct damon_test_pmu damon_test_pmus[4];
+
+/* The debugfs directory, removed at unload. */
+static struct dentry *damon_test_pmu_dir;
+
+/*
+ * task_work callbacks queued and not yet finished; module exit waits for
+ * them, as the callback is code of this module.
+ */
+static atomic_t damon_test_pmu_works = ATOMIC_INIT(0);
 
 /* Events still to be let through before refusing them; -1 for all. */
 static atomic_t damon_test_pmu_pass = ATOMIC_INIT(-1);
@@ -443,6 +458,11 @@ static void damon_test_pmu_task_work(struct callback_head *work)
 			}
 		}
 	}
+	/*
+	 * With interrupts still off, so that the synchronize_rcu() of
+	 * module exit, after it sees zero, waits for the rest of this.
+	 */
+	atomic_dec(&damon_test_pmu_works);
 	local_irq_restore(flags);
 }
 
@@ -458,7 +478,9 @@ static void damon_test_pmu_queue_task_work(struct damon_test_event *te)
 	pc->work_event = te;
 	pc->work_cpu = smp_processor_id();
 	init_task_work(&pc->work, damon_test_pmu_task_work);
+	atomic_inc(&damon_test_pmu_works);
 	if (task_work_add(current, &pc->work, TWA_RESUME)) {
+		atomic_dec(&damon_test_pmu_works);
 		/* nothing of @work was read: no ordering needed */
 		WRITE_ONCE(pc->work_queued, 0);
 		damon_test_pmu_count(DAMON_TEST_PMU_NO_TASK_WORK);
@@ -502,7 +524,7 @@ static void damon_test_pmu_send_nmi(struct damon_test_event *te)
 	 */
 	WRITE_ONCE(te->nmi_pending, true);
 	this_cpu_inc(damon_test_pmu_cpu.nmi_sent);
-	__apic_send_IPI(smp_processor_id(), NMI_VECTOR);
+	__apic_send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
 }
 #else
 static void damon_test_pmu_send_nmi(struct damon_test_event *te)
@@ -786,10 +808,10 @@ static int __init damon_test_pmu_register(struct damon_test_pmu *tp,
 {
 	int err;
 
-	tp->name = name;
 	tp->aux = aux;
 	cpumask_copy(&tp->cpus, cpus);
 	tp->pmu = (struct pmu) {
+		.module		= THIS_MODULE,
 		.task_ctx_nr	= perf_invalid_context,
 		.capabilities	= caps,
 		.attr_groups	= damon_test_pmu_groups,
@@ -805,9 +827,40 @@ static int __init damon_test_pmu_register(struct damon_test_pmu *tp,
 		tp->pmu.free_aux = damon_test_pmu_free_aux;
 	}
 	err = perf_pmu_register(&tp->pmu, name, -1);
-	if (err)
+	if (err) {
 		pr_err("cannot register %s: %d\n", name, err);
-	return err;
+		return err;
+	}
+	if (!aux)
+		goto out;
+	/* so that DAMON's AUX drain decodes its records */
+	err = damon_perf_add_spe_pmu(&tp->pmu);
+	if (err) {
+		pr_err("cannot declare %s to DAMON: %d\n", name, err);
+		perf_pmu_unregister(&tp->pmu);
+		return err;
+	}
+out:
+	tp->name = name;
+	return 0;
+}
+
+static void damon_test_pmu_unregister(struct damon_test_pmu *tp)
+{
+	if (!tp->name)
+		return;
+	if (tp->aux)
+		damon_perf_remove_spe_pmu(&tp->pmu);
+	perf_pmu_unregister(&tp->pmu);
+	tp->name = NULL;
+}
+
+static void damon_test_pmu_unregister_all(void)
+{
+	int i;
+
+	for (i = ARRAY_SIZE(damon_test_pmus) - 1; i >= 0; i--)
+		damon_test_pmu_unregister(&damon_test_pmus[i]);
 }
 
 static int __init damon_test_pmu_init(void)
@@ -843,18 +896,48 @@ static int __init damon_test_pmu_init(void)
 					PERF_PMU_CAP_EXCLUSIVE |
 					PERF_PMU_CAP_ITRACE,
 					cpu_possible_mask, true);
-	if (!err) {
-		struct dentry *dir = debugfs_create_dir("damon_test_pmu", NULL);
-
-		debugfs_create_file("stats", 0400, dir, NULL,
-				    &damon_test_pmu_stats_fops);
-		debugfs_create_atomic_t("pass", 0600, dir,
-					&damon_test_pmu_pass);
-	}
+	if (err) {
+		damon_test_pmu_unregister_all();
 #if DAMON_TEST_PMU_HAS_NMI
-out:
+		unregister_nmi_handler(NMI_LOCAL, "damon_test_pmu");
 #endif
+		goto out;
+	}
+	damon_test_pmu_dir = debugfs_create_dir("damon_test_pmu", NULL);
+	debugfs_create_file("stats", 0400, damon_test_pmu_dir, NULL,
+			    &damon_test_pmu_stats_fops);
+	debugfs_create_atomic_t("pass", 0600, damon_test_pmu_dir,
+				&damon_test_pmu_pass);
+out:
 	kfree(half);
 	return err;
 }
-device_initcall(damon_test_pmu_init);
+module_init(damon_test_pmu_init);
+
+/*
+ * No event of the PMUs exists any more, so no timer runs and none of their
+ * NMIs is pending; but a task the timer interrupted may not have gone back
+ * to user space yet, and its task_work is code of this module.
+ */
+static void __exit damon_test_pmu_exit(void)
+{
+	unsigned int waited = 0;
+
+	debugfs_remove_recursive(damon_test_pmu_dir);
+	damon_test_pmu_unregister_all();
+	while (atomic_read(&damon_test_pmu_works)) {
+		if (!(++waited % 500))
+			pr_info("waiting for %d task_work callbacks\n",
+				atomic_read(&damon_test_pmu_works));
+		msleep(20);
+	}
+	/* the callbacks are past their atomic_dec(), interrupts off */
+	synchronize_rcu();
+#if DAMON_TEST_PMU_HAS_NMI
+	unregister_nmi_handler(NMI_LOCAL, "damon_test_pmu");
+#endif
+}
+module_exit(damon_test_pmu_exit);
+
+MODULE_DESCRIPTION("Test PMUs for DAMON's perf event access checks");
+MODULE_LICENSE("GPL");

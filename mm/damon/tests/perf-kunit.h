@@ -286,12 +286,54 @@ static void damon_perf_test_exclusive_pmu(struct kunit *test)
 	perf_pmu_unregister(&damon_perf_test_pmu);
 }
 
+/*
+ * arm_spe_pmu's PMUs are known by name; another PMU is decoded as SPE only
+ * while it is added, once, and the table refuses more than it holds.
+ */
+static void damon_perf_test_spe_pmus(struct kunit *test)
+{
+	const unsigned int nr = ARRAY_SIZE(damon_perf_spe_pmus) + 1;
+	struct pmu *spe, *pmus;
+	unsigned int i;
+
+	/* struct pmu is too big to keep nr + 1 of them on the stack */
+	spe = kunit_kzalloc(test, sizeof(*spe), GFP_KERNEL);
+	pmus = kunit_kcalloc(test, nr, sizeof(*pmus), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, spe);
+	KUNIT_ASSERT_NOT_NULL(test, pmus);
+	spe->name = "arm_spe_0";
+	for (i = 0; i < nr; i++)
+		pmus[i].name = "damon_perf_test_spe";
+	KUNIT_EXPECT_TRUE(test, damon_perf_is_spe_pmu(spe));
+	KUNIT_EXPECT_FALSE(test, damon_perf_is_spe_pmu(&pmus[0]));
+
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_add_spe_pmu(&pmus[0]));
+	KUNIT_EXPECT_TRUE(test, damon_perf_is_spe_pmu(&pmus[0]));
+	KUNIT_EXPECT_FALSE(test, damon_perf_is_spe_pmu(&pmus[1]));
+	KUNIT_EXPECT_EQ(test, -EEXIST, damon_perf_add_spe_pmu(&pmus[0]));
+	for (i = 1; i < nr - 1; i++)
+		KUNIT_EXPECT_EQ(test, 0, damon_perf_add_spe_pmu(&pmus[i]));
+	KUNIT_EXPECT_EQ(test, -ENOSPC, damon_perf_add_spe_pmu(&pmus[i]));
+	KUNIT_EXPECT_FALSE(test, damon_perf_is_spe_pmu(&pmus[i]));
+
+	damon_perf_remove_spe_pmu(&pmus[0]);
+	KUNIT_EXPECT_FALSE(test, damon_perf_is_spe_pmu(&pmus[0]));
+	/* the slot it freed takes the one that did not fit */
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_add_spe_pmu(&pmus[i]));
+	for (i = 0; i < nr; i++)
+		damon_perf_remove_spe_pmu(&pmus[i]);
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_FALSE(test, damon_perf_is_spe_pmu(&pmus[i]));
+	KUNIT_EXPECT_TRUE(test, damon_perf_is_spe_pmu(spe));
+}
+
 static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_classify),
 	KUNIT_CASE(damon_perf_test_find_region),
 	KUNIT_CASE(damon_perf_test_match),
 	KUNIT_CASE(damon_perf_test_drain_modes),
 	KUNIT_CASE(damon_perf_test_exclusive_pmu),
+	KUNIT_CASE(damon_perf_test_spe_pmus),
 	{},
 };
 
