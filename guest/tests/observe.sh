@@ -63,7 +63,7 @@ case_file() {
 		test "$names" = "${COUNTERS[*]} "
 	check "the per-CPU section is there" grep -q 'Per-CPU (non-zero / non-UNINIT):' "$PERF_STATS"
 	tps=("$TRACING"/events/damon/damon_perf_*)
-	check "four damon_perf_* tracepoints exist (${#tps[@]})" test "${#tps[@]}" -eq 4
+	check "five damon_perf_* tracepoints exist (${#tps[@]})" test "${#tps[@]}" -eq 5
 }
 
 case_page_faults() {

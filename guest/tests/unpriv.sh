@@ -142,8 +142,8 @@ for e in "$TRACING"/events/damon/damon_perf_*; do
 		test "$(cat "$e/enable")" = 0 -a "$(cat "$e/filter")" = none \
 		-a -z "$(grep -v '^#' "$e/trigger")"
 done
-check "there are four damon_perf_* events" \
-	test "$(find "$TRACING"/events/damon -maxdepth 1 -name 'damon_perf_*' | wc -l)" -eq 4
+check "there are five damon_perf_* events" \
+	test "$(find "$TRACING"/events/damon -maxdepth 1 -name 'damon_perf_*' | wc -l)" -eq 5
 for f in trace trace_pipe; do
 	refused "read $f" read "$TRACING/$f"
 	refused "write $f" write "$TRACING/$f" x
