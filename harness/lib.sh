@@ -130,3 +130,14 @@ test_no_observe_data_path() {
 	echo "the same with =n: ${n:-none}"
 	[ -n "$y" ] && [ -z "$n" ]
 }
+
+# v1_commit: the commit of this repository whose series/ is v1, as posted:
+# the parent of the commit that took v1's 24th patch away for v2.  Found in
+# the history, which every clone has; a tag need not be fetched.
+v1_commit() {
+	local v2
+
+	v2=$(git -C "$TOP" log -1 --format=%H --diff-filter=D -- 'series/0024-*')
+	[ -n "$v2" ] || die "no commit of $TOP's history takes v1's patch 24 away"
+	git -C "$TOP" rev-parse "$v2^"
+}

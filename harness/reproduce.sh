@@ -3,7 +3,7 @@
 # make reproduce: show that each fix of series v1 was needed.  v1 kept its
 # fixes (patches 10 to 17) apart so that each defect they fix could be
 # reproduced on the series before the fix; later revisions fold them into
-# the patches they fix.  v1 is this repository's tag damon-perf-v1: this
+# the patches they fix.  v1 is series/ at v1_commit (lib.sh): this
 # script checks it out in build/v1 and runs that revision's own
 # harness/reproduce.sh, which builds v1 up to its test PMUs (patch 9),
 # boots it and runs v1's guest/tests/testpmu.sh there.  It passes only if
@@ -13,11 +13,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-V1_TAG=damon-perf-v1
 
-git -C "$TOP" rev-parse -q --verify "refs/tags/$V1_TAG" >/dev/null ||
-	die "no tag $V1_TAG in $TOP; fetch it: git fetch origin tag $V1_TAG"
-v1=$(git -C "$TOP" rev-parse "$V1_TAG^{commit}")
+v1=$(v1_commit)
 "$TOP/harness/base.sh"
 
 wt=$BUILD/v1
@@ -29,5 +26,5 @@ fi
 mkdir -p "$wt/build"
 # the v1 tree's base is this one's: the same tarball, extracted once
 [ -e "$wt/build/base" ] || ln -s "$BUILD/base" "$wt/build/base"
-note "reproducing $V1_TAG ($(git -C "$TOP" log -1 --format='%h %s' "$v1")) in $wt"
+note "reproducing v1 ($(git -C "$TOP" log -1 --format='%h %s' "$v1")) in $wt"
 exec env -u BUILD bash "$wt/harness/reproduce.sh"

@@ -18,7 +18,7 @@
 #                           write it again to build/series and fail unless
 #                           that equals series/, and unless the flattened
 #                           tree equals the repository's; then write the
-#                           range-diff of v1 (tag damon-perf-v1) and the
+#                           range-diff of v1 (series/ of v1_commit) and the
 #                           series to build/range-diff-v1.txt
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -107,15 +107,14 @@ xbit() {
 	if [ -x "$1" ]; then echo x; else echo -; fi
 }
 
-# series_range_diff DIR OUT: git am v1 (series/ of the tag damon-perf-v1)
+# series_range_diff DIR OUT: git am v1 (series/ of v1_commit)
 # onto the base in DIR, as branch v1, and write git range-diff of v1 against
 # DIR's branch to OUT, for the cover letter's readers.
 series_range_diff() {
-	local dir=$1 out=$2 tag=damon-perf-v1 f
+	local dir=$1 out=$2 tag f
 	local v1=$BUILD/series-v1
 
-	git -C "$TOP" rev-parse -q --verify "refs/tags/$tag" >/dev/null ||
-		die "no tag $tag in the repository (git fetch --tags)"
+	tag=$(v1_commit)
 	rm -rf "$v1"
 	mkdir -p "$v1"
 	for f in $(git -C "$TOP" ls-tree --name-only "$tag" series/ |
@@ -165,7 +164,7 @@ series_make() {
 	[ $bad -eq 0 ] || die "the repository does not match series/"
 	note "series: $(series_patches "$out" | wc -l) patches and a cover letter in $out, equal to series/"
 	series_range_diff "$work" "$BUILD/range-diff-v1.txt"
-	note "series: git range-diff of v1 (tag damon-perf-v1) and this series in $BUILD/range-diff-v1.txt"
+	note "series: git range-diff of v1 ($(git -C "$TOP" log -1 --format=%h "$(v1_commit)")) and this series in $BUILD/range-diff-v1.txt"
 }
 
 case ${1:-} in
