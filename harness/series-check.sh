@@ -146,8 +146,12 @@ check_maintainers() {
 }
 
 # sphinx_warnings TREE OBJ: what Sphinx reports building the DAMON
-# admin-guide folder of TREE as html in OBJ, tree and line numbers dropped.
+# admin-guide folder of TREE as html in OBJ, tree and line numbers dropped
+# (the kernel prints TREE with its symbolic links resolved).
 sphinx_warnings() {
+	local tree
+
+	tree=$(realpath "$1")
 	rm -rf "$2"
 	mkdir -p "$2"
 	if ! make -C "$1" O="$2" SPHINXDIRS=admin-guide/mm/damon htmldocs \
@@ -156,7 +160,7 @@ sphinx_warnings() {
 		return 1
 	fi
 	grep -E '(WARNING|ERROR|SEVERE|CRITICAL)' "$2/sphinx.log" |
-		grep -v 'dot(1) not found' | sed -E "s|^$1/||; s/:[0-9]+: /: /" |
+		grep -v 'dot(1) not found' | sed -E "s|^$tree/||; s/:[0-9]+: /: /" |
 		sort || true
 }
 
@@ -288,15 +292,19 @@ test_obj() {
 }
 
 # sparse_warnings TREE OBJ: what make C=2 (sparse on every file) reports in
-# mm/damon of TREE built with the test config in OBJ, paths made relative.
+# mm/damon of TREE built with the test config in OBJ, paths made relative
+# to TREE as the kernel prints it, symbolic links resolved.
 sparse_warnings() {
+	local tree
+
+	tree=$(realpath "$1")
 	if [ "$2" != "$OBJ_ROOT/test" ]; then
 		test_obj "$1" "$2"
 	fi
 	make -C "$1" O="$2" CC="ccache gcc" -j"$JOBS" C=2 mm/damon/ \
 		kernel/events/core.o 2>&1 |
 		grep -E '(mm/damon|kernel/events)/.*: (warning|error):' |
-		sed -E "s|^$1/||; s|^(kernel/events/[^:]*):[0-9]+:[0-9]+:|\1:|" |
+		sed -E "s|^$tree/||; s|^(kernel/events/[^:]*):[0-9]+:[0-9]+:|\1:|" |
 		sort || true
 }
 
