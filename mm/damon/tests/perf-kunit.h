@@ -162,7 +162,7 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, perf.accessed);
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&perf.obs));
 	perf.rings = damon_perf_rings_alloc(&perf.obs);
-	KUNIT_ASSERT_NOT_NULL(test, perf.rings);
+	KUNIT_ASSERT_TRUE(test, perf.rings);
 
 	for (mode = DAMON_PERF_DRAIN_UPDATE; mode <= DAMON_PERF_DRAIN_NO_VIEW;
 	     mode++) {
