@@ -58,6 +58,8 @@ poll() {
 
 finish() {
 	echo "guest summary: $NR_PASS passed, $NR_FAIL failed"
+	# the summary is the verdict: a test with failures has not stopped
+	trap - ERR
 	[ $NR_FAIL -eq 0 ]
 }
 
