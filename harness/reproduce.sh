@@ -27,4 +27,17 @@ mkdir -p "$wt/build"
 # the v1 tree's base is this one's: the same tarball, extracted once
 [ -e "$wt/build/base" ] || ln -s "$BUILD/base" "$wt/build/base"
 note "reproducing v1 ($(git -C "$TOP" log -1 --format='%h %s' "$v1")) in $wt"
-exec env -u BUILD bash "$wt/harness/reproduce.sh"
+# v1's guest library let its ERR trap report a failing summary as a stop
+# ("[FAIL] stopped: lib.sh:N (finish)"), which v1's reproduce.sh counts as
+# an unexpected failure; fixed after v1 (guest/tests/lib.sh, finish()).
+# That line says nothing of v1's kernel: it alone is forgiven.
+out=$BUILD/reproduce-v1.out
+rc=0
+env -u BUILD bash "$wt/harness/reproduce.sh" 2>&1 | tee "$out" || rc=$?
+[ "$rc" -ne 0 ] || exit 0
+if grep '^\[FAIL\]' "$out" |
+	grep -qvE '^\[FAIL\] also failed: \[FAIL\] stopped: lib\.sh:[0-9]+ \(finish\)'; then
+	exit 1
+fi
+grep -q '^\[PASS\] reproduced without' "$out" || exit 1
+note "every fix reproduced; the one other failure is v1's guest library's (finish)"
