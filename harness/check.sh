@@ -49,7 +49,11 @@ report() {
 }
 what=check
 [ "$TIER" = check ] || what=check-$TIER
-trap report EXIT
+# a background build that a failed stage leaves running stops with the run
+stop_bg() {
+	[ -z "${BG_PID:-}" ] || kill -- "-$BG_PID" 2>/dev/null || true
+}
+trap 'stop_bg; report' EXIT
 
 # t NAME COMMAND...: one test; its output goes to build/logs/check-NAME.out
 # and is shown only when it fails.  Exit status 4 is a skip, shown with
@@ -187,6 +191,33 @@ build_config() {
 	local name=$1
 
 	"$TOP/harness/config.sh" "$@" && "$TOP/harness/build.sh" "$name"
+}
+
+# build_config_bg NAME FRAGMENT...: start build_config's work in the
+# background, at the lowest CPU priority, in a session of its own (so that
+# the report can stop all of it); build_config_wait collects it.  The guest
+# tests leave part of the machine idle (the guests wait on DAMON's
+# intervals): a kernel built meanwhile takes that, and little of theirs.
+BG_PID=
+build_config_bg() {
+	BG_NAME=$1
+	BG_START=$SECONDS
+	# shellcheck disable=SC2016 # expanded by the inner bash, from its arguments
+	setsid nice -n 19 bash -c \
+		'"$0/harness/config.sh" "$@" && "$0/harness/build.sh" "$1"' \
+		"$TOP" "$@" >"$LOG_DIR/check-build-$1.bg" 2>&1 </dev/null &
+	BG_PID=$!
+}
+
+build_config_wait() {
+	local rc=0 waited=$SECONDS
+
+	wait "$BG_PID" || rc=$?
+	BG_PID=
+	cat "$LOG_DIR/check-build-$BG_NAME.bg"
+	echo "$BG_NAME: built in the background in $((SECONDS - BG_START))s," \
+		"$((SECONDS - waited))s of it waited for"
+	return $rc
 }
 
 # build_clean NAME TARGETS FRAGMENT...: configure and build, with no
@@ -456,6 +487,14 @@ t boot-returns-guest-status expect_rc 7 "$TOP/harness/boot.sh" -n status -- 'exi
 t boot-fails-on-warning expect_rc 125 "$TOP/harness/boot.sh" -n warning -- \
 	'echo "WARNING: CPU: 0 PID: 1 at injected/by/test.c:1" >/dev/kmsg'
 t boot-timeout expect_rc 124 "$TOP/harness/boot.sh" -n timeout -t 15 -- 'sleep 600'
+# make bench's quick mode: it runs and its output parses; figures are
+# never judged.  First, on a machine that nothing else uses.
+t bench-report test_bench_report
+t bench-quick env QUICK=1 "$TOP/harness/bench.sh"
+# KASAN, lockdep, atomic-sleep checks and kmemleak: the debug kernel builds
+# while the test kernel's guest tests run (build-debug below waits for it).
+[ "$TIER" = rest ] || build_config_bg debug "${TEST_FRAGMENTS[@]}" \
+	"$TOP/configs/debug.config"
 t kunit test_kunit
 t smoke guest smoke
 t perf guest perf
@@ -472,10 +511,6 @@ fuzz_ops=150
 t fuzz "$TOP/harness/boot.sh" -k test -t 900 -n fuzz-test -- \
 	FUZZ_SEED=1 FUZZ_OPS=$fuzz_ops /opt/damon-perf/tests/fuzz.sh
 t demo test_demo
-# make bench's quick mode: it runs and its output parses; figures are
-# never judged
-t bench-report test_bench_report
-t bench-quick env QUICK=1 "$TOP/harness/bench.sh"
 t damon-selftests test_damon_selftests
 
 # CONFIG_DAMON_PERF_OBSERVE=n: nothing of the observability is built, and
@@ -487,10 +522,10 @@ t no-observe-symbols test_no_observe_symbols mm/damon/built-in.a \
 	kernel/events/built-in.a
 t no-observe-data-path test_no_observe_data_path
 
-# KASAN, lockdep, atomic-sleep checks and kmemleak; make check-rest runs
-# them again, last, with the longer soak and fuzzer runs.
-stage build-debug build_config debug "${TEST_FRAGMENTS[@]}" \
-	"$TOP/configs/debug.config"
+# The debug kernel started building before the guest tests; make
+# check-rest runs its tests again, last, with the longer soak and fuzzer
+# runs.
+stage build-debug build_config_wait
 t debug test_debug
 
 # The mail-ready series and the kernel's own checks on it; the build of
