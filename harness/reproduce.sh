@@ -13,7 +13,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-
 v1=$(v1_commit)
 "$TOP/harness/base.sh"
 

@@ -107,19 +107,19 @@ xbit() {
 	if [ -x "$1" ]; then echo x; else echo -; fi
 }
 
-# series_range_diff DIR OUT: git am v1 (series/ of v1_commit)
-# onto the base in DIR, as branch v1, and write git range-diff of v1 against
-# DIR's branch to OUT, for the cover letter's readers.
+# series_range_diff DIR OUT REV: git am v1 (series/ of commit REV, which
+# is v1_commit) onto the base in DIR, as branch v1, and write git
+# range-diff of v1 against DIR's branch to OUT, for the cover letter's
+# readers.
 series_range_diff() {
-	local dir=$1 out=$2 tag f
+	local dir=$1 out=$2 rev=$3 f
 	local v1=$BUILD/series-v1
 
-	tag=$(v1_commit)
 	rm -rf "$v1"
 	mkdir -p "$v1"
-	for f in $(git -C "$TOP" ls-tree --name-only "$tag" series/ |
+	for f in $(git -C "$TOP" ls-tree --name-only "$rev" series/ |
 		   grep '/[0-9][0-9][0-9][0-9]-.*\.patch$' | grep -v '/0000-'); do
-		git -C "$TOP" show "$tag:$f" >"$v1/${f#series/}"
+		git -C "$TOP" show "$rev:$f" >"$v1/${f#series/}"
 	done
 	git -C "$dir" branch -q -f v1 base
 	git -C "$dir" checkout -q v1
@@ -136,7 +136,7 @@ series_range_diff() {
 # of v1 and this series.
 series_make() {
 	local work=$BUILD/series-src out=$BUILD/series flat=$BUILD/series-flat
-	local f bad=0
+	local f bad=0 v1
 
 	"$TOP/harness/base.sh"
 	series_am "$work"
@@ -163,8 +163,9 @@ series_make() {
 	done
 	[ $bad -eq 0 ] || die "the repository does not match series/"
 	note "series: $(series_patches "$out" | wc -l) patches and a cover letter in $out, equal to series/"
-	series_range_diff "$work" "$BUILD/range-diff-v1.txt"
-	note "series: git range-diff of v1 ($(git -C "$TOP" log -1 --format=%h "$(v1_commit)")) and this series in $BUILD/range-diff-v1.txt"
+	v1=$(v1_commit)
+	series_range_diff "$work" "$BUILD/range-diff-v1.txt" "$v1"
+	note "series: git range-diff of v1 ($(git -C "$TOP" log -1 --format=%h "$v1")) and this series in $BUILD/range-diff-v1.txt"
 }
 
 case ${1:-} in
