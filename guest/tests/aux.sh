@@ -49,6 +49,25 @@ aux_test() {
 		test "$(delta match)" -gt 0
 }
 
+# cpu_aux_records: "CPU RECORDS" for each online CPU: the records the test
+# PMU wrote into that CPU's AUX area so far
+cpu_aux_records() {
+	local d c
+
+	for d in /sys/devices/system/cpu/cpu[0-9]*; do
+		c=${d##*/cpu}
+		[ ! -f "$d/online" ] || [ "$(cat "$d/online")" = 1 ] || continue
+		echo "$c $(pmu_stat "aux_records_cpu$c")"
+	done | sort
+}
+
+# cpus_wrote_more_than N: every online CPU wrote more than N records since
+# /tmp/aux-before was taken
+cpus_wrote_more_than() {
+	cpu_aux_records | awk -v n="$1" 'NR == FNR { before[$1] = $2; next }
+		$2 - before[$1] <= n { slow = 1 } END { exit slow }' /tmp/aux-before -
+}
+
 echo "=== the AUX test PMU ==="
 check "$AUX is registered" test -r "$PMUS/$AUX/type"
 
@@ -95,23 +114,32 @@ echo 2000000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/aggr_us"
 trace_on damon_perf_ring_overflow damon_perf_aux_truncated
 BEFORE=$(perf_stats_snapshot)
 written=$(pmu_stat aux_records)
+starts=$(pmu_stat aux_starts)
+cpu_aux_records >/tmp/aux-before
 echo on >"$(kdamond_dir 0)/state"
-# more than four areas' worth decoded: the event is enabled again after
-# each truncation
+# The PMU stops at an overrun, as arm_spe_pmu does, until pmu->start():
+# each CPU writes more than four areas' worth only if its event is
+# enabled again after each truncation.
 refilled() {
 	AFTER=$(perf_stats_snapshot)
 	[ "$(delta aux_truncated)" -gt 1 ] &&
-		[ "$(delta aux_records)" -gt $((4 * AREA / RECORD)) ]
+		cpus_wrote_more_than $((4 * AREA / RECORD))
 }
-check "storm: truncations are counted, and the area is refilled" \
+check "storm: truncations are counted, and every CPU writes on after them" \
 	poll "$POLL_SECONDS" refilled
+cpu_aux_records | awk 'NR == FNR { before[$1] = $2; next }
+	{ printf "CPU%s: %d records written\n", $1, $2 - before[$1] }' /tmp/aux-before -
 stop_ctx
 AFTER=$(perf_stats_snapshot)
 trace_off
 stop_workload
 written=$(($(pmu_stat aux_records) - written))
+starts=$(($(pmu_stat aux_starts) - starts))
 echo "records written: $written; decoded: $(delta aux_records);" \
-	"truncations: $(delta aux_truncated); malformed: $(delta aux_malformed)"
+	"truncations: $(delta aux_truncated); malformed: $(delta aux_malformed);" \
+	"pmu->start() calls: $starts"
+check "storm: each truncation was followed by a pmu->start() ($starts)" \
+	test "$starts" -gt "$(delta aux_truncated)"
 check "storm: every record written is decoded, none malformed" \
 	test "$(delta aux_records)" -eq "$written" -a "$(delta aux_malformed)" -eq 0
 check "storm: no ring overflows ($(delta overflow))" test "$(delta overflow)" -eq 0
