@@ -52,6 +52,14 @@
 #define DAMON_PERF_AUX_CHUNK	SZ_4K
 
 /*
+ * Bytes a PMU writes into an AUX area between wakeups: ARM SPE moves the
+ * head of the area, and so lets the drain see new records, only at a
+ * wakeup (its buffer interrupt) and when the event stops.  Left at zero,
+ * the perf core would wake up once per half area, 512 records.
+ */
+#define DAMON_PERF_AUX_WATERMARK	PAGE_SIZE
+
+/*
  * Records decoded from an AUX area between two drains of the ring they go
  * through, so that the ring never overflows on their account.
  */
@@ -186,6 +194,8 @@ static void damon_perf_to_perf_attr(const struct damon_perf_event_attr *e,
 	 */
 	a->wakeup_events = 1;
 	a->sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+	/* used only by PMUs that write an AUX area */
+	a->aux_watermark = DAMON_PERF_AUX_WATERMARK;
 	if (phys || e->sample_phys_addr)
 		a->sample_type |= PERF_SAMPLE_PHYS_ADDR;
 	if (e->freq)
@@ -700,8 +710,14 @@ static unsigned long damon_perf_aux_decode(struct damon_perf *perf,
  * batches, each pushed into the ring of the CPU the kdamond runs on and
  * drained from it at once, so that the ring holds one batch at a time.
  * At most the size of the area is read, so that a PMU writing as fast as
- * the drain reads does not keep it.  An event the PMU driver disabled
- * because its area was full is enabled again, unless sampling is paused.
+ * the drain reads does not keep it.
+ *
+ * An area that overran makes the perf core disable its event, whether or
+ * not the PMU driver could write a PERF_RECORD_AUX saying so (there is
+ * none when a transaction finds no room at all), and the driver stays
+ * stopped until it is started again.  The drain counts the overrun and,
+ * unless sampling is paused, enables the event again: the CPU goes back
+ * through BOUND and ENABLED to RUNNING at its next record.
  */
 static void damon_perf_aux_drain_event(struct damon_perf *perf,
 				       struct perf_event *event,
@@ -712,6 +728,7 @@ static void damon_perf_aux_drain_event(struct damon_perf *perf,
 		.size = DAMON_PERF_AUX_PAGES << PAGE_SHIFT,
 	};
 	unsigned long len, used, total = 0;
+	enum perf_event_state state;
 	unsigned int ring_cpu;
 	pid_t last[2] = {};
 	bool cut;
@@ -746,9 +763,23 @@ static void damon_perf_aux_drain_event(struct damon_perf *perf,
 		if (!used || (cut && len < DAMON_PERF_AUX_CHUNK))
 			break;
 	}
-	damon_perf_obs_aux_end(&perf->obs, cpu, &aux);
-	if (perf->enabled && READ_ONCE(event->state) == PERF_EVENT_STATE_OFF)
+	state = READ_ONCE(event->state);
+	if (perf->enabled && (state == PERF_EVENT_STATE_OFF ||
+			      state == PERF_EVENT_STATE_ERROR)) {
+		aux.truncated = 1;
+		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_BOUND);
 		perf_event_enable(event);
+		damon_perf_obs_state(&perf->obs, cpu, DAMON_PERF_ST_ENABLED);
+		/*
+		 * Take the PERF_RECORD_AUX of the overrun, if any, now, so that
+		 * the next drain does not count it again.  The event's context
+		 * lock, which perf_event_enable() took after the perf core
+		 * released it having disabled the event, orders the record
+		 * before this read.
+		 */
+		perf_event_read_kernel_aux(event, perf->aux_buf, 0, &flags);
+	}
+	damon_perf_obs_aux_end(&perf->obs, cpu, &aux);
 }
 
 /* Drain the AUX area of every event that has one, as @mode says. */

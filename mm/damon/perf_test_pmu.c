@@ -23,8 +23,12 @@
  *   PERF_PMU_CAP_NO_EXCLUDE like the IBS PMUs, "damon_test_hybrid",
  *   which covers only the first half of the CPUs, like a hybrid PMU, and
  *   "damon_test_aux", which, like ARM SPE, calls no overflow handler but
- *   writes records in SPE's format into the event's AUX area, through
- *   perf_aux_output_begin() and perf_aux_output_end(), and refuses freq.
+ *   writes records in SPE's format into the event's AUX area, and refuses
+ *   freq.  It treats the area as arm_spe_pmu does (see the AUX section
+ *   below): one transaction for as long as the event runs, records made
+ *   visible only when they reach the limit it sets (the watermark, or the
+ *   space left) and at stop, and after an overrun it stays stopped until
+ *   the perf core calls pmu->start() again.
  *
  * The period is in nanoseconds (sample_period), or sample_freq samples per
  * second.  What the PMUs made and how they delivered it is counted in
@@ -104,6 +108,11 @@ enum damon_test_pmu_deliver {
  * @nmi_pending: Whether an NMI is to deliver a sample of this event.
  * @aux:	Whether records go to the AUX area.
  * @seq:	Number of the next record, for the mix of sample kinds.
+ * @handle:	The AUX transaction, while @aux_open.
+ * @aux_open:	Whether a transaction is open; it is while the event runs,
+ *		unless the area overran.
+ * @aux_room:	Bytes the transaction may write: up to the limit.
+ * @aux_written: Bytes written in the transaction, not yet made visible.
  */
 struct damon_test_event {
 	struct perf_event *event;
@@ -118,6 +127,10 @@ struct damon_test_event {
 	bool nmi_pending;
 	bool aux;
 	unsigned int seq;
+	struct perf_output_handle handle;
+	bool aux_open;
+	unsigned long aux_room;
+	unsigned long aux_written;
 };
 
 /*
@@ -151,12 +164,17 @@ enum damon_test_pmu_stat {
 	DAMON_TEST_PMU_NO_TASK_WORK,
 	DAMON_TEST_PMU_AUX_RECORDS,
 	DAMON_TEST_PMU_AUX_TRUNCATED,
+	DAMON_TEST_PMU_AUX_LIMITS,
+	DAMON_TEST_PMU_AUX_LOST,
+	DAMON_TEST_PMU_AUX_STARTS,
+	DAMON_TEST_PMU_AUX_STOPPED,
 	DAMON_TEST_PMU_NR_STATS,
 };
 
 static const char * const damon_test_pmu_stat_names[] = {
 	"interrupts", "records", "overflow_calls", "output_calls",
 	"throttled", "no_task_work", "aux_records", "aux_truncated",
+	"aux_limits", "aux_lost", "aux_starts", "aux_stopped",
 };
 
 static DEFINE_PER_CPU(unsigned long[DAMON_TEST_PMU_NR_STATS],
@@ -166,6 +184,12 @@ static void damon_test_pmu_count(enum damon_test_pmu_stat stat)
 {
 	/* this_cpu_inc() is a single instruction on x86, NMI-safe */
 	this_cpu_inc(damon_test_pmu_stats[stat]);
+}
+
+static void damon_test_pmu_count_n(enum damon_test_pmu_stat stat,
+				   unsigned long n)
+{
+	this_cpu_add(damon_test_pmu_stats[stat], n);
 }
 
 /*
@@ -314,63 +338,174 @@ static void damon_test_spe_record(u8 *p, u64 pc, u64 addr, u64 phys,
 	memset(p, 0, end - p);		/* padding */
 }
 
-/* Copy @len bytes of @src to @offset of the AUX area @buf, wrapping. */
+/*
+ * The AUX area, as arm_spe_pmu treats it
+ *
+ * start() opens a transaction (perf_aux_output_begin()) and sets its limit:
+ * the page boundary after the wakeup point the perf core asks for (one
+ * watermark on from the last wakeup), or the last page boundary before the
+ * data the owner has not consumed, whichever comes first.  Records go into
+ * the area up to the limit and stay out of sight, aux_head unmoved, until
+ * the limit is reached: that is SPE's buffer management interrupt, where
+ * the records of the interrupt still to come are lost, the transaction is
+ * committed with perf_aux_output_end() and a new one opened.  stop()
+ * commits what was written.  A new transaction that finds no room left
+ * pads the space there is, is flagged PERF_AUX_FLAG_TRUNCATED and
+ * committed empty, and the PMU stays stopped: only pmu->start(), called by
+ * the perf core once the owner enabled the event again, opens the area.
+ *
+ * The transaction is opened and closed with interrupts off on the event's
+ * CPU (start(), stop(), the timer) or in its NMI; stop() sets @stopped
+ * before it closes the transaction, so that an NMI taken in between leaves
+ * the transaction alone.
+ */
+
+/*
+ * Copy @len bytes of @src, or zeros if @src is NULL, to @offset of the AUX
+ * area @buf, wrapping.
+ */
 static void damon_test_aux_copy(struct damon_test_aux *buf,
 				unsigned long offset, const u8 *src,
 				unsigned long len)
 {
 	unsigned long off, n;
+	void *dst;
 
 	while (len) {
 		off = offset % buf->size;
 		n = min(len, PAGE_SIZE - offset_in_page(off));
-		memcpy(buf->pages[off >> PAGE_SHIFT] + offset_in_page(off),
-		       src, n);
+		dst = buf->pages[off >> PAGE_SHIFT] + offset_in_page(off);
+		if (src) {
+			memcpy(dst, src, n);
+			src += n;
+		} else {
+			memset(dst, 0, n);
+		}
 		offset += n;
-		src += n;
 		len -= n;
 	}
 }
 
+/* Fill @len bytes at the head of @te's transaction with padding. */
+static void damon_test_aux_pad(struct damon_test_event *te,
+			       struct damon_test_aux *buf, unsigned long len)
+{
+	if (!len)
+		return;
+	/* zero bytes are SPE's padding packets */
+	damon_test_aux_copy(buf, te->handle.head, NULL, len);
+	perf_aux_output_skip(&te->handle, len);
+}
+
 /*
- * Write one interrupt's records of @te, of @addr, to the AUX area, as
- * arm_spe_pmu does at its interrupt: data up to the space left, and the
- * area marked truncated, which makes perf disable the event, when a record
- * does not fit.
+ * Open a transaction on @te's area and set its limit.  Returns 0; or
+ * -EIO if the perf core found the area full, or -ENOSPC if the room left
+ * ends before a record fits, which pads it and flags the area truncated:
+ * either way the perf core has been asked to disable the event.
+ */
+static int damon_test_aux_begin(struct damon_test_event *te)
+{
+	struct perf_output_handle *h = &te->handle;
+	unsigned long head, tail, wakeup, limit;
+	struct damon_test_aux *buf;
+
+	buf = perf_aux_output_begin(h, te->event);
+	if (!buf)
+		return -EIO;
+	/* records are aligned; padding of all the room may have left the
+	 * head unaligned
+	 */
+	head = h->head % buf->size;
+	damon_test_aux_pad(te, buf,
+			   min(ALIGN(head, DAMON_TEST_SPE_ALIGN) - head,
+			       h->size));
+	if (!h->size)
+		goto truncated;
+	head = h->head % buf->size;
+	tail = (h->head + h->size) % buf->size;
+	wakeup = h->wakeup % buf->size;
+	limit = buf->size;
+	/* not into the data the owner has not consumed */
+	if (head < tail)
+		limit = round_down(tail, PAGE_SIZE);
+	/* a wakeup due before the end of this lap: at the page after it */
+	if (h->wakeup - h->head < h->size && head <= wakeup)
+		limit = min(limit, round_up(wakeup, PAGE_SIZE));
+	/* both aligned: a limit past the head has room for a record */
+	if (limit > head) {
+		te->aux_room = limit - head;
+		te->aux_written = 0;
+		te->aux_open = true;
+		return 0;
+	}
+	damon_test_aux_pad(te, buf, h->size);
+truncated:
+	damon_test_pmu_count(DAMON_TEST_PMU_AUX_TRUNCATED);
+	perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
+	perf_aux_output_end(h, 0);
+	return -ENOSPC;
+}
+
+/* Commit what the open transaction of @te wrote, and close it. */
+static void damon_test_aux_end(struct damon_test_event *te)
+{
+	te->aux_open = false;
+	perf_aux_output_end(&te->handle, te->aux_written);
+}
+
+/*
+ * The buffer interrupt: the limit is reached.  The transaction is
+ * committed and a new one opened; if that fails, the PMU stops, as
+ * arm_spe_pmu_stop() from the interrupt handler does.  Returns whether the
+ * PMU goes on.
+ */
+static bool damon_test_aux_limit(struct damon_test_event *te)
+{
+	damon_test_pmu_count(DAMON_TEST_PMU_AUX_LIMITS);
+	damon_test_aux_end(te);
+	if (!damon_test_aux_begin(te))
+		return true;
+	WRITE_ONCE(te->stopped, true);
+	te->event->hw.state |= PERF_HES_STOPPED | PERF_HES_UPTODATE;
+	damon_test_pmu_count(DAMON_TEST_PMU_AUX_STOPPED);
+	return false;
+}
+
+/*
+ * Write one interrupt's records of @te, of @addr, into the open
+ * transaction; the records after one that reaches the limit are lost.
  */
 static void damon_test_pmu_aux_deliver(struct damon_test_event *te, u64 addr,
 				       struct pt_regs *regs)
 {
-	struct perf_event *event = te->event;
-	u64 cfg = event->attr.config;
-	struct perf_output_handle handle;
-	struct damon_test_aux *buf;
+	u64 cfg = te->event->attr.config;
 	u8 rec[DAMON_TEST_SPE_ALIGN];
-	unsigned long done = 0;
+	struct damon_test_aux *buf;
 	unsigned int i;
 	u64 a, phys;
 
-	buf = perf_aux_output_begin(&handle, event);
-	if (!buf)
+	if (READ_ONCE(te->stopped) || !te->aux_open)
 		return;
+	buf = perf_get_aux(&te->handle);
 	for (i = 0; i < te->batch; i++) {
-		if (handle.size - done < sizeof(rec)) {
-			damon_test_pmu_count(DAMON_TEST_PMU_AUX_TRUNCATED);
-			perf_aux_output_flag(&handle, PERF_AUX_FLAG_TRUNCATED);
-			break;
-		}
 		a = (cfg & DAMON_TEST_PMU_MIX) && !(te->seq++ % 4) ? 0 : addr;
 		phys = a && (cfg & DAMON_TEST_PMU_PHYS) ?
 			damon_test_pmu_phys(a) : 0;
 		damon_test_spe_record(rec, instruction_pointer(regs), a, phys,
 				      cfg & DAMON_TEST_PMU_STORE,
 				      !(cfg & DAMON_TEST_PMU_NO_CONTEXT));
-		damon_test_aux_copy(buf, handle.head + done, rec, sizeof(rec));
-		done += sizeof(rec);
+		damon_test_aux_copy(buf, te->handle.head + te->aux_written,
+				    rec, sizeof(rec));
+		te->aux_written += sizeof(rec);
 		damon_test_pmu_count(DAMON_TEST_PMU_RECORDS);
 		damon_test_pmu_count(DAMON_TEST_PMU_AUX_RECORDS);
+		if (te->aux_written == te->aux_room) {
+			damon_test_pmu_count_n(DAMON_TEST_PMU_AUX_LOST,
+					       te->batch - i - 1);
+			damon_test_aux_limit(te);
+			return;
+		}
 	}
-	perf_aux_output_end(&handle, done);
 }
 
 /*
@@ -652,6 +787,17 @@ static void damon_test_pmu_start(struct perf_event *event, int flags)
 	struct damon_test_event *te = event->pmu_private;
 
 	event->hw.state = 0;
+	if (te->aux) {
+		damon_test_pmu_count(DAMON_TEST_PMU_AUX_STARTS);
+		/* as arm_spe_pmu_start(): no transaction, no sampling */
+		if (damon_test_aux_begin(te)) {
+			event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
+			damon_test_pmu_count(DAMON_TEST_PMU_AUX_STOPPED);
+			return;
+		}
+		/* the transaction is open before an NMI may use it */
+		barrier();
+	}
 	WRITE_ONCE(te->stopped, false);
 	/* from perf_event_overflow(): the running timer goes on by itself */
 	if (te->delivering)
@@ -670,6 +816,10 @@ static void damon_test_pmu_stop(struct perf_event *event, int flags)
 	WRITE_ONCE(te->stopped, true);
 	if (!te->delivering)
 		hrtimer_try_to_cancel(&te->timer);
+	/* an NMI from here on sees @stopped and keeps off the transaction */
+	barrier();
+	if (te->aux_open)
+		damon_test_aux_end(te);
 	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
 }
 
@@ -687,8 +837,14 @@ static int damon_test_pmu_add(struct perf_event *event, int flags)
 	/* seen by the NMI handler of this CPU only */
 	WRITE_ONCE(pc->slots[i], event->pmu_private);
 	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
-	if (flags & PERF_EF_START)
-		damon_test_pmu_start(event, flags);
+	if (!(flags & PERF_EF_START))
+		return 0;
+	damon_test_pmu_start(event, flags);
+	/* as arm_spe_pmu_add(): an area with no room fails the add */
+	if (event->hw.state & PERF_HES_STOPPED) {
+		WRITE_ONCE(pc->slots[i], NULL);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -798,6 +954,11 @@ static int damon_test_pmu_stats_show(struct seq_file *m, void *v)
 			sum += per_cpu(damon_test_pmu_stats[i], cpu);
 		seq_printf(m, "%s %lu\n", damon_test_pmu_stat_names[i], sum);
 	}
+	/* what each CPU wrote into its AUX area: a CPU that stopped shows */
+	for_each_possible_cpu(cpu)
+		seq_printf(m, "aux_records_cpu%u %lu\n", cpu,
+			   per_cpu(damon_test_pmu_stats[DAMON_TEST_PMU_AUX_RECORDS],
+				   cpu));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(damon_test_pmu_stats);
