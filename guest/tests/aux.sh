@@ -61,11 +61,17 @@ cpu_aux_records() {
 	done | sort
 }
 
+# cpu_aux_written: "CPU RECORDS" for each online CPU: the records written
+# since /tmp/aux-before was taken
+cpu_aux_written() {
+	cpu_aux_records | awk 'NR == FNR { before[$1] = $2; next }
+		{ print $1, $2 - before[$1] }' /tmp/aux-before -
+}
+
 # cpus_wrote_more_than N: every online CPU wrote more than N records since
 # /tmp/aux-before was taken
 cpus_wrote_more_than() {
-	cpu_aux_records | awk -v n="$1" 'NR == FNR { before[$1] = $2; next }
-		$2 - before[$1] <= n { slow = 1 } END { exit slow }' /tmp/aux-before -
+	cpu_aux_written | awk -v n="$1" '$2 <= n { slow = 1 } END { exit slow }'
 }
 
 echo "=== the AUX test PMU ==="
@@ -127,8 +133,7 @@ refilled() {
 }
 check "storm: truncations are counted, and every CPU writes on after them" \
 	poll "$POLL_SECONDS" refilled
-cpu_aux_records | awk 'NR == FNR { before[$1] = $2; next }
-	{ printf "CPU%s: %d records written\n", $1, $2 - before[$1] }' /tmp/aux-before -
+cpu_aux_written | awk '{ printf "CPU%s: %d records written\n", $1, $2 }'
 stop_ctx
 AFTER=$(perf_stats_snapshot)
 trace_off
