@@ -6,7 +6,8 @@
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 BASE_VERSION=$(cat "$TOP/harness/base-version")
-BASE_TARBALL=${BASE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# empty: base.sh downloads Debian's linux-source-6.12 at BASE_VERSION
+BASE_TARBALL=${BASE_TARBALL:-}
 BASE_DIR=$BUILD/base/linux
 SRC_DIR=$BUILD/src
 OBJ_ROOT=$BUILD/obj
