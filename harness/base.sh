@@ -21,8 +21,6 @@ need_packages build-essential flex bison bc libelf-dev \
 	python3-sphinx-rtd-theme stress-ng stress linux-perf trace-cmd \
 	procps util-linux grep file binutils python3-matplotlib python3-numpy
 
-BASE_PACKAGE=linux-source-6.12
-
 # base_package_version: the Debian version of BASE_PACKAGE whose upstream
 # version is $BASE_VERSION, as the archive lists it (6.12.117-1~deb12u1)
 base_package_version() {
@@ -64,14 +62,14 @@ mkdir -p "$BUILD"
 exec 9>"$BUILD/.base.lock"
 flock 9
 
-if [ -z "$BASE_TARBALL" ]; then
-	BASE_TARBALL=$BUILD/base-pkg/$BASE_PACKAGE-$BASE_VERSION.tar.xz
-	[ -f "$BASE_TARBALL" ] || fetch_base "$BASE_TARBALL"
+if [ "$BASE_TARBALL" = "$BASE_DOWNLOAD" ] && [ ! -f "$BASE_TARBALL" ]; then
+	fetch_base "$BASE_TARBALL"
 fi
 [ -f "$BASE_TARBALL" ] || die "no $BASE_TARBALL"
 
 stamp=$BUILD/base/extracted
-want="$BASE_TARBALL $(stat -c '%s %Y' "$BASE_TARBALL")"
+# the form v1's base.sh writes too: make reproduce shares the extraction
+want="$(stat -c '%s %Y' "$BASE_TARBALL")"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
    git -C "$BASE_DIR" rev-parse -q --verify base >/dev/null 2>&1; then
 	exit 0

@@ -6,8 +6,11 @@
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 BASE_VERSION=$(cat "$TOP/harness/base-version")
-# empty: base.sh downloads Debian's linux-source-6.12 at BASE_VERSION
-BASE_TARBALL=${BASE_TARBALL:-}
+# The base's source tarball: by default the one base.sh downloads, of
+# Debian's linux-source-6.12 at BASE_VERSION
+BASE_PACKAGE=linux-source-6.12
+BASE_DOWNLOAD=$BUILD/base-pkg/$BASE_PACKAGE-$BASE_VERSION.tar.xz
+BASE_TARBALL=${BASE_TARBALL:-$BASE_DOWNLOAD}
 BASE_DIR=$BUILD/base/linux
 SRC_DIR=$BUILD/src
 OBJ_ROOT=$BUILD/obj
