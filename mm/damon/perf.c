@@ -978,7 +978,8 @@ refuse:
  * -EINVAL, and exclude_kernel is set by default: such an event is tried again
  * without the flags, and @attr keeps what worked, for the other CPUs.  In a
  * virtual address space context, the samples of kernel addresses that this
- * lets in are then dropped as such.
+ * lets in are then dropped as such.  A PMU that refused the flags for any
+ * other reason is not given an event without them: -EINVAL stands.
  */
 static struct perf_event *damon_perf_create_event(struct perf_event_attr *attr,
 						  unsigned int idx,
@@ -1002,6 +1003,10 @@ static struct perf_event *damon_perf_create_event(struct perf_event_attr *attr,
 						 damon_perf_overflow, perf);
 	if (IS_ERR(event))
 		return ERR_PTR(-EINVAL);
+	if (!(event->pmu->capabilities & PERF_PMU_CAP_NO_EXCLUDE)) {
+		perf_event_release_kernel(event);
+		return ERR_PTR(-EINVAL);
+	}
 	event = damon_perf_check_pmu(event, idx);
 	if (IS_ERR(event))
 		return event;
@@ -1276,6 +1281,12 @@ static int damon_perf_try_events(struct perf_event_attr *attrs,
 			err = PTR_ERR_OR_ZERO(event);
 			if (!err)
 				perf_event_release_kernel(event);
+			/*
+			 * Not under cpus_read_lock() (see above): a CPU that
+			 * went offline since is one more that did not take it
+			 */
+			if (err == -ENODEV && !cpu_online(cpu))
+				err = -ENOENT;
 			if (err != -ENOENT)
 				break;
 		}

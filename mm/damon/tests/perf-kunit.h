@@ -227,6 +227,85 @@ static struct pmu damon_perf_test_pmu = {
 	.read = damon_perf_test_pmu_read,
 };
 
+/*
+ * Register a copy of @tmpl as @name, for one test: perf_pmu_unregister()
+ * frees a PMU's device but leaves its pointer, so a struct pmu cannot be
+ * registered a second time, and no test registers a template itself.
+ */
+static struct pmu *damon_perf_test_register(struct kunit *test,
+					    const struct pmu *tmpl,
+					    const char *name)
+{
+	struct pmu *pmu = kunit_kmalloc(test, sizeof(*pmu), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, pmu);
+	*pmu = *tmpl;
+	KUNIT_ASSERT_EQ(test, 0, perf_pmu_register(pmu, name, -1));
+	return pmu;
+}
+
+/* A PMU that refuses exclude_kernel, though it can exclude privilege levels */
+static int damon_perf_test_pmu_init_kernel(struct perf_event *event)
+{
+	if (event->attr.type != event->pmu->type)
+		return -ENOENT;
+	return event->attr.exclude_kernel ? -EINVAL : 0;
+}
+
+static struct pmu damon_perf_test_kernel_pmu = {
+	.task_ctx_nr = perf_invalid_context,
+	.event_init = damon_perf_test_pmu_init_kernel,
+	.add = damon_perf_test_pmu_add,
+	.del = damon_perf_test_pmu_nop,
+	.start = damon_perf_test_pmu_nop,
+	.stop = damon_perf_test_pmu_nop,
+	.read = damon_perf_test_pmu_read,
+};
+
+/*
+ * An event that a PMU refuses with exclude flags is tried without them only
+ * if the PMU cannot exclude privilege levels (the perf core then refuses any
+ * flag); for another PMU, -EINVAL stands and the flags stay as asked.
+ */
+static void damon_perf_test_exclude_retry(struct kunit *test)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	struct perf_event *event;
+	struct pmu *pmu, *kernel;
+	unsigned int cpu;
+
+	pmu = damon_perf_test_register(test, &damon_perf_test_pmu,
+				       "damon_perf_test");
+	kernel = damon_perf_test_register(test, &damon_perf_test_kernel_pmu,
+					  "damon_perf_test_kernel");
+	cpu = get_cpu();
+	put_cpu();
+
+	attr.type = kernel->type;
+	event = damon_perf_create_event(&attr, 0, cpu, NULL);
+	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(event));
+	if (!IS_ERR(event))
+		perf_event_release_kernel(event);
+	KUNIT_EXPECT_TRUE(test, attr.exclude_kernel);
+	KUNIT_EXPECT_TRUE(test, attr.exclude_hv);
+
+	attr.type = pmu->type;
+	event = damon_perf_create_event(&attr, 0, cpu, NULL);
+	KUNIT_EXPECT_EQ(test, 0, PTR_ERR_OR_ZERO(event));
+	if (!IS_ERR(event))
+		perf_event_release_kernel(event);
+	KUNIT_EXPECT_FALSE(test, attr.exclude_kernel);
+	KUNIT_EXPECT_FALSE(test, attr.exclude_hv);
+
+	perf_pmu_unregister(kernel);
+	perf_pmu_unregister(pmu);
+}
+
 static struct damon_ctx *damon_perf_test_ctx(struct kunit *test, u32 type)
 {
 	struct damon_perf_event_attr attr = {
@@ -249,13 +328,13 @@ static struct damon_ctx *damon_perf_test_ctx(struct kunit *test, u32 type)
 static void damon_perf_test_exclusive_pmu(struct kunit *test)
 {
 	struct damon_ctx *a, *b;
+	struct pmu *pmu;
 	unsigned int cpu;
-	int err;
 
-	err = perf_pmu_register(&damon_perf_test_pmu, "damon_perf_test", -1);
-	KUNIT_ASSERT_EQ(test, 0, err);
-	a = damon_perf_test_ctx(test, damon_perf_test_pmu.type);
-	b = damon_perf_test_ctx(test, damon_perf_test_pmu.type);
+	pmu = damon_perf_test_register(test, &damon_perf_test_pmu,
+				       "damon_perf_test");
+	a = damon_perf_test_ctx(test, pmu->type);
+	b = damon_perf_test_ctx(test, pmu->type);
 
 	KUNIT_EXPECT_EQ(test, 0, damon_perf_start(a));
 	KUNIT_ASSERT_NOT_NULL(test, a->perf);
@@ -283,7 +362,144 @@ static void damon_perf_test_exclusive_pmu(struct kunit *test)
 
 	damon_destroy_ctx(a);
 	damon_destroy_ctx(b);
-	perf_pmu_unregister(&damon_perf_test_pmu);
+	perf_pmu_unregister(pmu);
+}
+
+/* The pages of the AUX area damon_perf_test_aux_pmu was last given. */
+static void **damon_perf_test_aux_pages;
+
+static void *damon_perf_test_aux_setup(struct perf_event *event, void **pages,
+				       int nr_pages, bool overwrite)
+{
+	damon_perf_test_aux_pages = pages;
+	return &damon_perf_test_aux_pages;
+}
+
+static void damon_perf_test_aux_free(void *aux)
+{
+	damon_perf_test_aux_pages = NULL;
+}
+
+/* A PMU with an AUX area, per CPU or per task as arm_spe_pmu's */
+static struct pmu damon_perf_test_aux_pmu = {
+	.task_ctx_nr = perf_sw_context,
+	.capabilities = PERF_PMU_CAP_NO_EXCLUDE,
+	.event_init = damon_perf_test_pmu_init,
+	.add = damon_perf_test_pmu_add,
+	.del = damon_perf_test_pmu_nop,
+	.start = damon_perf_test_pmu_nop,
+	.stop = damon_perf_test_pmu_nop,
+	.read = damon_perf_test_pmu_read,
+	.setup_aux = damon_perf_test_aux_setup,
+	.free_aux = damon_perf_test_aux_free,
+};
+
+static struct perf_event *damon_perf_test_aux_event(struct kunit *test,
+						    u32 type, int cpu,
+						    bool disabled, bool inherit)
+{
+	struct perf_event_attr attr = {
+		.type = type,
+		.size = sizeof(attr),
+		.disabled = disabled,
+		.inherit = inherit,
+	};
+	struct perf_event *event;
+
+	event = perf_event_create_kernel_counter(&attr, cpu,
+						 cpu < 0 ? current : NULL,
+						 NULL, NULL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(event));
+	return event;
+}
+
+/*
+ * Write @len bytes of @c as the PMU driver would, in one AUX transaction on
+ * this CPU; return the room perf_aux_output_begin() gave, 0 if none.
+ */
+static unsigned long damon_perf_test_aux_write(struct perf_event *event,
+					       unsigned long len, u8 c)
+{
+	struct perf_output_handle handle;
+	unsigned long flags, room = 0;
+
+	local_irq_save(flags);
+	if (perf_aux_output_begin(&handle, event)) {
+		room = handle.size;
+		/* the test's writes stay in the area's first page */
+		memset((u8 *)damon_perf_test_aux_pages[0] +
+		       offset_in_page(handle.head), c, len);
+		perf_aux_output_end(&handle, len);
+	}
+	local_irq_restore(flags);
+	return room;
+}
+
+/*
+ * The perf core's AUX area of a kernel counter, which the AUX drain reads:
+ * what perf_event_alloc_kernel_aux() refuses, and that a read or a consume
+ * never goes past what the driver wrote, whatever length it is given.
+ */
+static void damon_perf_test_kernel_aux(struct kunit *test)
+{
+	const unsigned long size = 2 * PAGE_SIZE;
+	struct perf_event *event, *other;
+	struct pmu *aux, *pmu;
+	unsigned int cpu;
+	u64 flags;
+	u8 *buf;
+
+	buf = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	aux = damon_perf_test_register(test, &damon_perf_test_aux_pmu,
+				       "damon_perf_test_aux");
+	pmu = damon_perf_test_register(test, &damon_perf_test_pmu,
+				       "damon_perf_test");
+	cpu = get_cpu();
+	put_cpu();
+
+	/* a PMU without an AUX area */
+	other = damon_perf_test_aux_event(test, pmu->type, cpu, true, false);
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP,
+			perf_event_alloc_kernel_aux(other, 2));
+	perf_event_release_kernel(other);
+	/* an inherited per-task counter: its children would share the area */
+	other = damon_perf_test_aux_event(test, aux->type, -1, true, true);
+	KUNIT_EXPECT_EQ(test, -EINVAL, perf_event_alloc_kernel_aux(other, 2));
+	KUNIT_EXPECT_NULL(test, damon_perf_test_aux_pages);
+	perf_event_release_kernel(other);
+	/* an enabled counter may have started without an area */
+	other = damon_perf_test_aux_event(test, aux->type, cpu, false, false);
+	KUNIT_EXPECT_EQ(test, -EBUSY, perf_event_alloc_kernel_aux(other, 2));
+	KUNIT_EXPECT_NULL(test, damon_perf_test_aux_pages);
+	perf_event_release_kernel(other);
+
+	event = damon_perf_test_aux_event(test, aux->type, cpu, true, false);
+	KUNIT_EXPECT_EQ(test, -EINVAL, perf_event_alloc_kernel_aux(event, 3));
+	KUNIT_ASSERT_EQ(test, 0, perf_event_alloc_kernel_aux(event, 2));
+	KUNIT_ASSERT_NOT_NULL(test, damon_perf_test_aux_pages);
+	KUNIT_EXPECT_EQ(test, -EBUSY, perf_event_alloc_kernel_aux(event, 2));
+
+	/* the whole area is free (one byte short, as CIRC_SPACE() counts) */
+	KUNIT_EXPECT_EQ(test, size - 1,
+			damon_perf_test_aux_write(event, 100, 0xa5));
+	KUNIT_EXPECT_EQ(test, 100UL,
+			perf_event_read_kernel_aux(event, buf, size, &flags));
+	KUNIT_EXPECT_EQ(test, 0ULL, flags);
+	KUNIT_EXPECT_EQ(test, 0xa5, buf[0]);
+	KUNIT_EXPECT_EQ(test, 0xa5, buf[99]);
+	KUNIT_EXPECT_EQ(test, 0, buf[100]);
+	/* a consume of more than was written frees what was written */
+	perf_event_consume_kernel_aux(event, size);
+	KUNIT_EXPECT_EQ(test, 0UL,
+			perf_event_read_kernel_aux(event, buf, size, &flags));
+	/* and leaves the driver the whole area again, not none */
+	KUNIT_EXPECT_EQ(test, size - 1, damon_perf_test_aux_write(event, 0, 0));
+
+	perf_event_release_kernel(event);
+	KUNIT_EXPECT_NULL(test, damon_perf_test_aux_pages);
+	perf_pmu_unregister(pmu);
+	perf_pmu_unregister(aux);
 }
 
 /*
@@ -333,6 +549,8 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_match),
 	KUNIT_CASE(damon_perf_test_drain_modes),
 	KUNIT_CASE(damon_perf_test_exclusive_pmu),
+	KUNIT_CASE(damon_perf_test_exclude_retry),
+	KUNIT_CASE(damon_perf_test_kernel_aux),
 	KUNIT_CASE(damon_perf_test_spe_pmus),
 	{},
 };
