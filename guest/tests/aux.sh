@@ -16,11 +16,6 @@ trap 'stop_workload; damon_stop_all; trace_off' EXIT
 # shellcheck source=guest/tests/testpmu-lib.sh
 . "$(dirname "$0")/testpmu-lib.sh"
 
-AUX=damon_test_aux
-# bytes of each record the test PMU writes, and of an event's AUX area
-RECORD=64
-AREA=65536
-
 # aux_test OPS DELIVER NAME FIELD=VALUE...: OPS monitoring of the workload,
 # sampled through the AUX area with the PMU's interrupt in DELIVER, finds
 # the hot range; every record is decoded in process context; the laws hold.
@@ -47,31 +42,6 @@ aux_test() {
 	check "$name: the conservation laws hold" laws
 	check "$name: records matched the workload ($(delta match))" \
 		test "$(delta match)" -gt 0
-}
-
-# cpu_aux_records: "CPU RECORDS" for each online CPU: the records the test
-# PMU wrote into that CPU's AUX area so far
-cpu_aux_records() {
-	local d c
-
-	for d in /sys/devices/system/cpu/cpu[0-9]*; do
-		c=${d##*/cpu}
-		[ ! -f "$d/online" ] || [ "$(cat "$d/online")" = 1 ] || continue
-		echo "$c $(pmu_stat "aux_records_cpu$c")"
-	done | sort
-}
-
-# cpu_aux_written: "CPU RECORDS" for each online CPU: the records written
-# since /tmp/aux-before was taken
-cpu_aux_written() {
-	cpu_aux_records | awk 'NR == FNR { before[$1] = $2; next }
-		{ print $1, $2 - before[$1] }' /tmp/aux-before -
-}
-
-# cpus_wrote_more_than N: every online CPU wrote more than N records since
-# /tmp/aux-before was taken
-cpus_wrote_more_than() {
-	cpu_aux_written | awk -v n="$1" '$2 <= n { slow = 1 } END { exit slow }'
 }
 
 echo "=== the AUX test PMU ==="
@@ -109,6 +79,31 @@ check "no context: the kernel log says why, once" \
 	test "$(dmesg | grep -c 'records name no task.*CONFIG_PID_IN_CONTEXTIDR')" -eq 1
 check "no context: the conservation laws hold" laws
 
+echo "=== the kselftest, pointed at the AUX test PMU ==="
+# ksft NAME CONFIG: run the kselftest on the SPE-like PMU with CONFIG,
+# keeping its output in /tmp/ksft-NAME.out and its exit status in RC
+ksft() {
+	RC=0
+	/opt/kselftest/damon/damon_perf_obs_test.sh --pmu "$AUX" --freq 0 \
+		--period "$PERIOD" --config "$2" --duration 5 \
+		--output "/tmp/ksft-$1.d" >"/tmp/ksft-$1.out" 2>&1 || RC=$?
+	sed 's/^/    /' "/tmp/ksft-$1.out"
+}
+ksft aux $((HARDIRQ | 1 << BATCH_SHIFT))
+check "kselftest --pmu $AUX: passes ($RC)" test "$RC" -eq 0
+check "kselftest --pmu $AUX: its records count as callbacks" \
+	grep -q '^\[PASS\] Sampling: AUX records counted as callbacks' /tmp/ksft-aux.out
+check "kselftest --pmu $AUX: the records matched the workload" \
+	grep -q '^\[PASS\] Drain & Match: [1-9][0-9]* matched' /tmp/ksft-aux.out
+# records without a context packet, as on an arm64 kernel without
+# CONFIG_PID_IN_CONTEXTIDR: the kselftest cannot match them, and skips
+ksft nocontext $((HARDIRQ | 1 << BATCH_SHIFT | NO_CONTEXT))
+check "kselftest, records naming no task: exit status 4, a skip ($RC)" test "$RC" -eq 4
+check "kselftest, records naming no task: it says why" \
+	grep -q '^\[SKIP\] Drain & Match: .*CONFIG_PID_IN_CONTEXTIDR' /tmp/ksft-nocontext.out
+check "kselftest, records naming no task: no [FAIL]" \
+	fails grep -q '^\[FAIL\]' /tmp/ksft-nocontext.out
+
 echo "=== a lost-data storm: the area fills faster than it is drained ==="
 start_workload -m touch -H 4 -C 32 -s 0
 # 16 records of 64 bytes per interrupt: a 64 KiB area is full after 64
@@ -129,11 +124,12 @@ echo on >"$(kdamond_dir 0)/state"
 refilled() {
 	AFTER=$(perf_stats_snapshot)
 	[ "$(delta aux_truncated)" -gt 1 ] &&
-		cpus_wrote_more_than $((4 * AREA / RECORD))
+		cpus_wrote_more_than $((4 * AREA / RECORD)) /tmp/aux-before
 }
 check "storm: truncations are counted, and every CPU writes on after them" \
 	poll "$POLL_SECONDS" refilled
-cpu_aux_written | awk '{ printf "CPU%s: %d records written\n", $1, $2 }'
+cpu_aux_written /tmp/aux-before |
+	awk '{ printf "CPU%s: %d records written\n", $1, $2 }'
 stop_ctx
 AFTER=$(perf_stats_snapshot)
 trace_off

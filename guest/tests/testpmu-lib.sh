@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the tests of the test PMUs (CONFIG_DAMON_PERF_TEST_PMU):
-# testpmu.sh and aux.sh.  Sourced after lib.sh.
+# testpmu.sh, aux.sh and soak.sh.  Sourced after lib.sh.
 # shellcheck disable=SC2034 # the constants are for the tests that source this
 
 PMUS=/sys/bus/event_source/devices
@@ -19,6 +19,11 @@ NO_CONTEXT=$((1 << 20))
 # 200 us between interrupts: enough samples, and TCG keeps up; the debug
 # kernel, slower, takes a longer one
 PERIOD=${TESTPMU_PERIOD:-200000}
+# the SPE-like test PMU, the bytes of each record it writes, and of an
+# event's AUX area
+AUX=damon_test_aux
+RECORD=64
+AREA=65536
 
 pmu_type() {
 	cat "$PMUS/$1/type"
@@ -27,6 +32,31 @@ pmu_type() {
 # pmu_stat NAME: a counter of the test PMUs
 pmu_stat() {
 	awk -v n="$1" '$1 == n { print $2 }' "$PMU_STATS"
+}
+
+# cpu_aux_records: "CPU RECORDS" for each online CPU: the records the
+# SPE-like test PMU wrote into that CPU's AUX area so far
+cpu_aux_records() {
+	local d c
+
+	for d in /sys/devices/system/cpu/cpu[0-9]*; do
+		c=${d##*/cpu}
+		[ ! -f "$d/online" ] || [ "$(cat "$d/online")" = 1 ] || continue
+		echo "$c $(pmu_stat "aux_records_cpu$c")"
+	done | sort
+}
+
+# cpu_aux_written SINCE: "CPU RECORDS" for each online CPU: the records
+# written since SINCE, a file cpu_aux_records wrote, was taken
+cpu_aux_written() {
+	cpu_aux_records | awk 'NR == FNR { before[$1] = $2; next }
+		{ print $1, $2 - before[$1] }' "$1" -
+}
+
+# cpus_wrote_more_than N SINCE: every online CPU wrote more than N records
+# since SINCE was taken
+cpus_wrote_more_than() {
+	cpu_aux_written "$2" | awk -v n="$1" '$2 <= n { slow = 1 } END { exit slow }'
 }
 
 # setup_paddr_target: context 0 of kdamond 0 monitors the physical address
