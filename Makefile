@@ -23,10 +23,10 @@ check-rest:
 bench:
 	@QUICK="$(QUICK)" bash harness/bench.sh
 
-# make soak [STARTS=200] [HOTPLUG=50] [MIXED=0] [KERNEL=debug|test]
+# make soak [STARTS=200] [HOTPLUG=50] [MIXED=0] [AUX_SECONDS=300] [KERNEL=debug|test]
 soak:
 	@STARTS="$(STARTS)" HOTPLUG="$(HOTPLUG)" MIXED="$(MIXED)" KERNEL="$(KERNEL)" \
-		PERIOD="$(PERIOD)" bash harness/soak.sh
+		AUX_SECONDS="$(AUX_SECONDS)" PERIOD="$(PERIOD)" bash harness/soak.sh
 
 # make fuzz [SEED=N] [OPS=N] [KERNEL=debug|test]
 fuzz:

@@ -5,35 +5,36 @@
 # the test PMU's NMI delivery, then SOAK_HOTPLUG CPU offline/online cycles
 # under a kdamond sampling with the test PMU in NMI delivery, then
 # SOAK_MIXED (default 0) start/commit/stop cycles while CPUs 1-3 go offline
-# and online again all the time.  At the end
+# and online again all the time, then, for SOAK_AUX_SECONDS (default 0), an
+# AUX storm: the SPE-like test PMU fills every CPU's area long before each
+# drain, stops at the overrun as arm_spe_pmu does, and every CPU must write
+# on in every 30-second window.  At the end
 # perf_stats must be idle again, no DAMON event may be left, the counter
 # relations must hold, and kmemleak (if built) must find nothing.  Prints
 # one "soak: ..." summary line; exits non-zero on any failure.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=guest/tests/testpmu-lib.sh
+. "$(dirname "$0")/testpmu-lib.sh"
 
 SOAK_STARTS=${SOAK_STARTS:-200}
 SOAK_HOTPLUG=${SOAK_HOTPLUG:-50}
 SOAK_MIXED=${SOAK_MIXED:-0}
+SOAK_AUX_SECONDS=${SOAK_AUX_SECONDS:-0}
 # the test PMU's period, in ns: 50 us, four times testpmu.sh's rate
 SOAK_PERIOD=${SOAK_PERIOD:-50000}
+# how long each window of the AUX storm is
+AUX_WINDOW=30
 
-PMUS=/sys/bus/event_source/devices
-PMU_STATS=/sys/kernel/debug/damon_test_pmu/stats
 CPUS=/sys/devices/system/cpu
-NMI=3
-BATCH_SHIFT=8
 PF=(type=1 config=2 sample_period=1)
 
 starts=0
 hotplugs=0
 mixed=0
+aux_windows=0
 HOTPLUGGER=
 trap 'stop_hotplugger; stop_workload; damon_stop_all; all_cpus_online' EXIT
-
-pmu_stat() {
-	awk -v n="$1" '$1 == n { print $2 }' "$PMU_STATS"
-}
 
 # cpu_state N: the perf_stats state of CPU N; a CPU without a line is UNINIT
 cpu_state() {
@@ -221,6 +222,11 @@ one_mixed() {
 	fi
 }
 
+# aux_delta NAME: how much a perf_stats counter grew during the AUX storm
+aux_delta() {
+	echo $(($(stat_of "$AFTER" "$1") - $(stat_of "$AUX_BEFORE" "$1")))
+}
+
 # kernel_reports: lines of the kernel log that boot.sh's scan would flag
 # Data race reports are left to boot.sh, which in the KCSAN kernel judges
 # only those that name DAMON.
@@ -307,6 +313,67 @@ if [ "$SOAK_MIXED" -gt 0 ]; then
 	echo "part C took $((SECONDS - t2))s"
 fi
 
+if [ "$SOAK_AUX_SECONDS" -gt 0 ]; then
+	echo "=== part D: an AUX storm of ${SOAK_AUX_SECONDS}s, in ${AUX_WINDOW}-second windows ==="
+	t3=$SECONDS
+	[ "$(kd_state)" = off ] || sysfs_write off "$(kdamond_dir 0)/state"
+	stop_workload
+	start_workload -m touch -H 4 -C 32 -s 0
+	damon_setup_vaddr 0 "$WORKLOAD_PID"
+	# 16 records of 64 bytes per interrupt: each CPU's 64 KiB area is
+	# full after 64 interrupts, long before the drain, every 100 ms; the
+	# PMU then stays stopped until DAMON enables the event again
+	damon_set_perf 0 type="$(pmu_type "$AUX")" \
+		config=$((HARDIRQ | 16 << BATCH_SHIFT)) config1="$CUR_VAR" \
+		config2="$WORKLOAD_PID" sample_period="$SOAK_PERIOD"
+	iv=$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals
+	echo 100000 >"$iv/sample_us"
+	echo 2000000 >"$iv/aggr_us"
+	AUX_BEFORE=$(perf_stats_snapshot)
+	written=$(pmu_stat aux_records)
+	aux_starts=$(pmu_stat aux_starts)
+	rc=0
+	sysfs_write on "$(kdamond_dir 0)/state" || rc=1
+	check "part D: the kdamond starts" test $rc -eq 0
+	nr_windows=$(((SOAK_AUX_SECONDS + AUX_WINDOW - 1) / AUX_WINDOW))
+	ok=$((1 - rc))
+	for i in $(seq 1 "$nr_windows"); do
+		[ $ok -eq 1 ] || break
+		cpu_aux_records >/tmp/soak-aux.before
+		sleep "$AUX_WINDOW"
+		# more than an area's worth: the CPU overran and wrote on
+		if ! cpus_wrote_more_than $((AREA / RECORD)) /tmp/soak-aux.before ||
+				[ "$(kd_state)" != on ]; then
+			echo "window $i: a CPU wrote no more than one area's worth, or the kdamond stopped ($(kd_state))"
+			cpu_aux_written /tmp/soak-aux.before
+			cpu_states
+			ok=0
+			break
+		fi
+		aux_windows=$i
+		echo "  window $i: records per CPU: $(cpu_aux_written /tmp/soak-aux.before |
+			awk '{ printf "%s%s=%d", sep, $1, $2; sep = " " }')"
+	done
+	check "part D: every CPU wrote more than an area's worth in each of $aux_windows of $nr_windows windows" \
+		test $ok -eq 1
+	sysfs_write off "$(kdamond_dir 0)/state" || true
+	AFTER=$(perf_stats_snapshot)
+	written=$(($(pmu_stat aux_records) - written))
+	aux_starts=$(($(pmu_stat aux_starts) - aux_starts))
+	truncated=$(aux_delta aux_truncated)
+	echo "part D: written $written, decoded $(aux_delta aux_records)," \
+		"truncations $truncated, pmu->start() calls $aux_starts"
+	# more than one overrun per CPU and window, on average
+	check "part D: the areas overran, again and again ($truncated truncations)" \
+		test "$truncated" -gt $((nr_windows * $(nproc)))
+	check "part D: each truncation was followed by a pmu->start()" \
+		test "$aux_starts" -gt "$truncated"
+	check "part D: every record written was decoded, none malformed" \
+		test "$(aux_delta aux_records)" -eq "$written" -a \
+		"$(aux_delta aux_malformed)" -eq 0
+	echo "part D took $((SECONDS - t3))s"
+fi
+
 echo "=== the end: everything stopped ==="
 all_cpus_online
 damon_stop_all
@@ -341,5 +408,5 @@ reports=$(kernel_reports)
 check "the kernel log has no report ($reports lines)" test "$reports" -eq 0
 echo "soak took $((SECONDS - t0))s"
 
-echo "soak: starts=$starts hotplug=$hotplugs mixed=$mixed reports=$reports leaks=$leaks events_left=$events_left"
+echo "soak: starts=$starts hotplug=$hotplugs mixed=$mixed aux_windows=$aux_windows reports=$reports leaks=$leaks events_left=$events_left"
 finish
