@@ -228,39 +228,26 @@ static struct pmu damon_perf_test_pmu = {
 };
 
 /*
- * Register a copy of @tmpl as @name, for one test: perf_pmu_unregister()
- * frees a PMU's device but leaves its pointer, so a struct pmu cannot be
- * registered a second time, and no test registers a template itself.
+ * A copy of damon_perf_test_pmu, for one test to adjust and register:
+ * perf_pmu_unregister() frees a PMU's device but leaves its pointer, so a
+ * struct pmu cannot be registered a second time.
  */
-static struct pmu *damon_perf_test_register(struct kunit *test,
-					    const struct pmu *tmpl,
-					    const char *name)
+static struct pmu *damon_perf_test_pmu_copy(struct kunit *test)
 {
 	struct pmu *pmu = kunit_kmalloc(test, sizeof(*pmu), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, pmu);
-	*pmu = *tmpl;
-	KUNIT_ASSERT_EQ(test, 0, perf_pmu_register(pmu, name, -1));
+	*pmu = damon_perf_test_pmu;
 	return pmu;
 }
 
-/* A PMU that refuses exclude_kernel, though it can exclude privilege levels */
+/* Refuse exclude_kernel, as a PMU that can exclude privilege levels may */
 static int damon_perf_test_pmu_init_kernel(struct perf_event *event)
 {
 	if (event->attr.type != event->pmu->type)
 		return -ENOENT;
 	return event->attr.exclude_kernel ? -EINVAL : 0;
 }
-
-static struct pmu damon_perf_test_kernel_pmu = {
-	.task_ctx_nr = perf_invalid_context,
-	.event_init = damon_perf_test_pmu_init_kernel,
-	.add = damon_perf_test_pmu_add,
-	.del = damon_perf_test_pmu_nop,
-	.start = damon_perf_test_pmu_nop,
-	.stop = damon_perf_test_pmu_nop,
-	.read = damon_perf_test_pmu_read,
-};
 
 /*
  * An event that a PMU refuses with exclude flags is tried without them only
@@ -278,11 +265,15 @@ static void damon_perf_test_exclude_retry(struct kunit *test)
 	struct perf_event *event;
 	struct pmu *pmu, *kernel;
 	unsigned int cpu;
+	int err;
 
-	pmu = damon_perf_test_register(test, &damon_perf_test_pmu,
-				       "damon_perf_test");
-	kernel = damon_perf_test_register(test, &damon_perf_test_kernel_pmu,
-					  "damon_perf_test_kernel");
+	pmu = damon_perf_test_pmu_copy(test);
+	KUNIT_ASSERT_EQ(test, 0, perf_pmu_register(pmu, "damon_perf_test", -1));
+	kernel = damon_perf_test_pmu_copy(test);
+	kernel->capabilities = 0;
+	kernel->event_init = damon_perf_test_pmu_init_kernel;
+	err = perf_pmu_register(kernel, "damon_perf_test_kernel", -1);
+	KUNIT_ASSERT_EQ(test, 0, err);
 	cpu = get_cpu();
 	put_cpu();
 
@@ -331,8 +322,8 @@ static void damon_perf_test_exclusive_pmu(struct kunit *test)
 	struct pmu *pmu;
 	unsigned int cpu;
 
-	pmu = damon_perf_test_register(test, &damon_perf_test_pmu,
-				       "damon_perf_test");
+	pmu = damon_perf_test_pmu_copy(test);
+	KUNIT_ASSERT_EQ(test, 0, perf_pmu_register(pmu, "damon_perf_test", -1));
 	a = damon_perf_test_ctx(test, pmu->type);
 	b = damon_perf_test_ctx(test, pmu->type);
 
@@ -365,7 +356,7 @@ static void damon_perf_test_exclusive_pmu(struct kunit *test)
 	perf_pmu_unregister(pmu);
 }
 
-/* The pages of the AUX area damon_perf_test_aux_pmu was last given. */
+/* The pages of the AUX area the tests' AUX PMU was last given. */
 static void **damon_perf_test_aux_pages;
 
 static void *damon_perf_test_aux_setup(struct perf_event *event, void **pages,
@@ -379,20 +370,6 @@ static void damon_perf_test_aux_free(void *aux)
 {
 	damon_perf_test_aux_pages = NULL;
 }
-
-/* A PMU with an AUX area, per CPU or per task as arm_spe_pmu's */
-static struct pmu damon_perf_test_aux_pmu = {
-	.task_ctx_nr = perf_sw_context,
-	.capabilities = PERF_PMU_CAP_NO_EXCLUDE,
-	.event_init = damon_perf_test_pmu_init,
-	.add = damon_perf_test_pmu_add,
-	.del = damon_perf_test_pmu_nop,
-	.start = damon_perf_test_pmu_nop,
-	.stop = damon_perf_test_pmu_nop,
-	.read = damon_perf_test_pmu_read,
-	.setup_aux = damon_perf_test_aux_setup,
-	.free_aux = damon_perf_test_aux_free,
-};
 
 static struct perf_event *damon_perf_test_aux_event(struct kunit *test,
 						    u32 type, int cpu,
@@ -451,10 +428,16 @@ static void damon_perf_test_kernel_aux(struct kunit *test)
 
 	buf = kunit_kzalloc(test, size, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
-	aux = damon_perf_test_register(test, &damon_perf_test_aux_pmu,
-				       "damon_perf_test_aux");
-	pmu = damon_perf_test_register(test, &damon_perf_test_pmu,
-				       "damon_perf_test");
+	/* a PMU with an AUX area, per CPU or per task as arm_spe_pmu's */
+	aux = damon_perf_test_pmu_copy(test);
+	aux->task_ctx_nr = perf_sw_context;
+	aux->capabilities = PERF_PMU_CAP_NO_EXCLUDE;
+	aux->setup_aux = damon_perf_test_aux_setup;
+	aux->free_aux = damon_perf_test_aux_free;
+	KUNIT_ASSERT_EQ(test, 0,
+			perf_pmu_register(aux, "damon_perf_test_aux", -1));
+	pmu = damon_perf_test_pmu_copy(test);
+	KUNIT_ASSERT_EQ(test, 0, perf_pmu_register(pmu, "damon_perf_test", -1));
 	cpu = get_cpu();
 	put_cpu();
 
