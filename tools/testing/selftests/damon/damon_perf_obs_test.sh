@@ -556,8 +556,9 @@ elif [ "$(delta aux_records)" -gt 0 ] && [ "$(delta match)" -eq 0 ] &&
      grep -q 'records name no task' "$outdir/dmesg.after"; then
 	# an SPE record names its task only in its context packet, which
 	# arm64 writes with CONFIG_PID_IN_CONTEXTIDR=y; the kernel says so
-	skip "Drain & Match: the PMU's records name no task (arm64 kernels need CONFIG_PID_IN_CONTEXTIDR=y; see the kernel log)"
-	skip "Update: no record names a task to update regions of"
+	why="the PMU's records name no task (arm64: CONFIG_PID_IN_CONTEXTIDR=y)"
+	skip "Drain & Match: $why; see the kernel log"
+	skip "Update: $why"
 else
 	check "Drain & Match: $(delta match) matched" test "$(delta match)" -gt 0
 	check "Update: $(delta update) region updates" test "$(delta update)" -gt 0
