@@ -15,8 +15,8 @@
 #           kernel's selftest results, the =n kernel booted, the PADDR-only
 #           and no-tracing kernels, the KCSAN kernel, the Kconfig
 #           combinations (UML, i386 and arm64 builds among them), the arm64
-#           kernel booted under TCG, and a build of every prefix of the
-#           series.
+#           kernel booted under TCG, and every prefix of the series built
+#           (W=1, sparse) and booted with its tests.
 #   rest    (make check-rest) what full adds to check, with the debug
 #           kernel's longer runs: after a make check of the same tree, the
 #           two together test what make check-full does.  The kernels that
@@ -580,10 +580,12 @@ t combo-arm64 test_combo_arm64
 stage build-base-test build_base_kernel
 t damon-selftests-base test_damon_selftests_base
 
-# Every prefix of the series builds, without warnings, and names only
-# Kconfig symbols that exist by then.
+# Every prefix of the series builds, without warnings from the compiler
+# (W=1) or sparse, names only Kconfig symbols that exist by then, and boots
+# with the KUnit suites and the kselftest it has passing.
 t series-prefixes series_check prefixes
 t series-kconfig-each series_check kconfig-each
+t series-prefix-boots series_check prefix-boots
 
 # The arm64 kernel booted under TCG: its KUnit suites and the data path
 # tests, with stock DAMON and with the software page-fault event.

@@ -16,7 +16,11 @@
 #   kconfig-each no patch refers to a Kconfig symbol that does not exist yet
 #   docs         Sphinx builds the DAMON admin-guide folder and adds no
 #                warning to the base's; get_abi.pl validates
-#   prefixes     every prefix of the series builds (the test config)
+#   prefixes     every prefix of the series builds mm/damon and perf's core
+#                (the test config) with W=1 and sparse reporting nothing
+#                the base does not
+#   prefix-boots every prefix boots as the test kernel and passes the KUnit
+#                suites and the kselftest it has
 #   sparse       make C=2 (sparse) on mm/damon and kernel/events/core.c
 #                reports nothing the base does not
 #   w1           make W=1 adds no warnings in mm/damon and kernel/events
@@ -254,11 +258,84 @@ prefix_links() {
 	return 0
 }
 
+# prefix_warnings TREE OBJ: build mm/damon/ and perf's core of TREE with
+# the test kernel's configuration in OBJ, with W=1 and sparse on every file
+# (C=2); print what the compiler and sparse report, paths relative to TREE
+# as the kernel prints it, line numbers dropped (patches move lines).  The
+# build's own failure is the caller's to judge from $LOG_DIR/NAME.log.
+prefix_warnings() {
+	local tree obj=$2 log=$3
+
+	tree=$(realpath "$1")
+	mkdir -p "$obj"
+	cp "$OBJ_ROOT/test/.config" "$obj/.config"
+	make -C "$1" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig >"$log" 2>&1 &&
+		make -C "$1" O="$obj" CC="ccache gcc" -j"$JOBS" W=1 C=2 \
+			mm/damon/ kernel/events/ >>"$log" 2>&1 || return 1
+	grep -E ': (warning|error):' "$log" |
+		sed -E "s|^$tree/||; s|^([^:]*):[0-9]+:[0-9]+:|\1:|; s|^([^:]*):[0-9]+:|\1:|" |
+		sort || true
+}
+
+# Every prefix of the series builds mm/damon/ and perf's core with the
+# test configuration, W=1 and sparse, and reports nothing that the base
+# does not (the base's own sparse warnings in vaddr.c and perf's core are
+# the base's); its objects use no symbol that only a later patch defines.
 check_prefixes() {
-	local obj=$OBJ_ROOT/prefix n commit total
+	local obj=$OBJ_ROOT/prefix n commit total base out new
 
 	# make check-rest runs this without the am check before it
 	[ -d "$AM/.git" ] || check_am
+	git -C "$AM" checkout -q base
+	base=$(prefix_warnings "$AM" "$obj" "$LOG_DIR/prefix-0.log") ||
+		{ git -C "$AM" checkout -q am; die "the base does not build"; }
+	echo "the base, W=1 and sparse on mm/damon/ and kernel/events/:" \
+		"$(grep -c . <<<"$base") reports (in $LOG_DIR/prefix-0.log)"
+	total=$(git -C "$AM" rev-list --count base..am)
+	n=0
+	for commit in $(git -C "$AM" rev-list --reverse base..am); do
+		n=$((n + 1))
+		git -C "$AM" checkout -q "$commit"
+		if ! out=$(prefix_warnings "$AM" "$obj" "$LOG_DIR/prefix-$n.log"); then
+			grep -E 'error|Error' "$LOG_DIR/prefix-$n.log" | head -20
+			git -C "$AM" checkout -q am
+			die "prefix $n/$total does not build"
+		fi
+		new=$(comm -13 <(echo "$base") <(echo "$out") | sed '/^$/d')
+		if [ -n "$new" ]; then
+			echo "$new"
+			git -C "$AM" checkout -q am
+			die "prefix $n/$total: W=1 or sparse reports what the base does not"
+		fi
+		if ! prefix_links "$obj" >"$LOG_DIR/prefix-$n.undefined"; then
+			cat "$LOG_DIR/prefix-$n.undefined"
+			git -C "$AM" checkout -q am
+			die "prefix $n/$total uses symbols that only later patches define"
+		fi
+		echo "prefix $n/$total builds, W=1 and sparse clean: $(git -C "$AM" log -1 --format=%s)"
+	done
+	git -C "$AM" checkout -q am
+}
+
+# prefix_suites TREE: the names of the KUnit suites TREE's mm/damon defines
+prefix_suites() {
+	grep -rhoE '^\s*\.name = "damon-perf[a-z-]*"' "$1/mm/damon/tests" 2>/dev/null |
+		sed -E 's/.*"(.*)"/\1/' | sort -u || true
+}
+
+# Every prefix of the series boots as the test kernel (bzImage and modules
+# from the test configuration, as far as the prefix has its symbols) and
+# passes the tests it has: every KUnit suite (the series' suites that
+# exist at that prefix among them), and, from the patch that adds it, the
+# kselftest damon_perf_obs_test.sh.  The guest's copy of the kselftest is
+# the final tree's; a prefix whose copy differs cannot be run with it, and
+# fails.
+check_prefix_boots() {
+	local obj=$OBJ_ROOT/prefix-boot n commit total suite cmd log parsed
+	local ksft=tools/testing/selftests/damon bad=0
+
+	[ -d "$AM/.git" ] || check_am
+	[ -f "$BUILD/initramfs.cpio" ] || die "no initramfs; run make kernel first"
 	mkdir -p "$obj"
 	total=$(git -C "$AM" rev-list --count base..am)
 	n=0
@@ -266,26 +343,50 @@ check_prefixes() {
 		n=$((n + 1))
 		git -C "$AM" checkout -q "$commit"
 		cp "$OBJ_ROOT/test/.config" "$obj/.config"
-		# mm/damon/ and perf's core are all the patches build; what
-		# linking would find is checked below
 		if ! make -C "$AM" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig \
-				mm/damon/ kernel/events/ >"$LOG_DIR/prefix-$n.log" 2>&1; then
-			grep -E 'error|Error' "$LOG_DIR/prefix-$n.log" | head -20
-			git -C "$AM" checkout -q am
-			die "prefix $n/$total does not build"
+				bzImage modules >"$LOG_DIR/prefix-boot-$n.build" 2>&1; then
+			grep -E 'error|Error' "$LOG_DIR/prefix-boot-$n.build" | head -20
+			echo "prefix $n/$total: the kernel does not build"
+			bad=1
+			continue
 		fi
-		if grep -E 'warning:' "$LOG_DIR/prefix-$n.log"; then
-			git -C "$AM" checkout -q am
-			die "prefix $n/$total builds with warnings"
+		cmd=true
+		if [ -f "$AM/$ksft/damon_perf_obs_test.sh" ]; then
+			if ! git -C "$AM" diff --quiet "$commit" am -- "$ksft"; then
+				echo "prefix $n/$total: its $ksft differs from the final tree's, which the guest has"
+				bad=1
+				continue
+			fi
+			cmd="/opt/kselftest/damon/damon_perf_obs_test.sh --duration 5 --output /tmp/ksft"
 		fi
-		if ! prefix_links "$obj" >"$LOG_DIR/prefix-$n.undefined"; then
-			cat "$LOG_DIR/prefix-$n.undefined"
-			git -C "$AM" checkout -q am
-			die "prefix $n/$total uses symbols that only later patches define"
+		log=$LOG_DIR/prefix-boot-$n.log
+		if ! "$TOP/harness/boot.sh" -k prefix-boot -t 900 -n "prefix-boot-$n" \
+				-a kunit.enable=1 -- "$cmd" >"$log.out" 2>&1; then
+			tail -n 20 "$log.out"
+			echo "prefix $n/$total: the boot or '$cmd' failed (log: $log)"
+			bad=1
+			continue
 		fi
-		echo "prefix $n/$total builds: $(git -C "$AM" log -1 --format=%s)"
+		parsed=$log.kunit
+		python3 "$AM/tools/testing/kunit/kunit.py" parse "$log" >"$parsed" || true
+		if ! grep -q 'Testing complete. Ran [1-9][0-9]* tests' "$parsed" ||
+				grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$parsed"; then
+			grep -E 'FAILED|CRASHED|Testing complete' "$parsed" | head -20
+			echo "prefix $n/$total: KUnit did not pass"
+			bad=1
+			continue
+		fi
+		for suite in $(prefix_suites "$AM"); do
+			if ! grep -q "\[PASSED\] $suite =" "$parsed"; then
+				echo "prefix $n/$total: KUnit suite $suite did not pass"
+				bad=1
+			fi
+		done
+		echo "prefix $n/$total boots; KUnit passed ($(prefix_suites "$AM" | tr '\n' ' ')); ran '$cmd':" \
+			"$(git -C "$AM" log -1 --format=%s)"
 	done
 	git -C "$AM" checkout -q am
+	return $bad
 }
 
 # test_obj TREE OBJ: make OBJ a build directory of TREE with the test
@@ -346,9 +447,10 @@ kernel-doc) check_kernel_doc ;;
 maintainers) check_maintainers ;;
 docs) check_docs ;;
 prefixes) check_prefixes ;;
+prefix-boots) check_prefix_boots ;;
 kconfig) check_kconfig ;;
 kconfig-each) check_kconfig_each ;;
 sparse) check_sparse ;;
 w1) check_w1 ;;
-*) die "usage: $0 am|checkpatch|kernel-doc|maintainers|kconfig|kconfig-each|docs|prefixes|sparse|w1" ;;
+*) die "usage: $0 am|checkpatch|kernel-doc|maintainers|kconfig|kconfig-each|docs|prefixes|prefix-boots|sparse|w1" ;;
 esac
