@@ -106,12 +106,7 @@ check "kselftest, records naming no task: no [FAIL]" \
 
 echo "=== a lost-data storm: the area fills faster than it is drained ==="
 start_workload -m touch -H 4 -C 32 -s 0
-# 16 records of 64 bytes per interrupt: a 64 KiB area is full after 64
-# interrupts, long before the drain, once per 100 ms
-setup_ctx vaddr "$AUX" $((HARDIRQ | 16 << BATCH_SHIFT)) \
-	sample_period=$((PERIOD / 4))
-echo 100000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/sample_us"
-echo 2000000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/aggr_us"
+storm_ctx $((PERIOD / 4))
 trace_on damon_perf_ring_overflow damon_perf_aux_truncated
 BEFORE=$(perf_stats_snapshot)
 written=$(pmu_stat aux_records)

@@ -363,9 +363,10 @@ nobody_gets() {
 	return 1
 }
 
-# delta NAME: counter NAME in $AFTER minus in $BEFORE
+# delta NAME [SINCE]: counter NAME in $AFTER minus in the snapshot SINCE
+# (default $BEFORE)
 delta() {
-	echo $(($(stat_of "$AFTER" "$1") - $(stat_of "$BEFORE" "$1")))
+	echo $(($(stat_of "$AFTER" "$1") - $(stat_of "${2:-$BEFORE}" "$1")))
 }
 
 # laws: the conservation laws over the deltas, with the pipeline quiescent.

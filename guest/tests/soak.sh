@@ -222,11 +222,6 @@ one_mixed() {
 	fi
 }
 
-# aux_delta NAME: how much a perf_stats counter grew during the AUX storm
-aux_delta() {
-	echo $(($(stat_of "$AFTER" "$1") - $(stat_of "$AUX_BEFORE" "$1")))
-}
-
 # kernel_reports: lines of the kernel log that boot.sh's scan would flag
 # Data race reports are left to boot.sh, which in the KCSAN kernel judges
 # only those that name DAMON.
@@ -319,16 +314,7 @@ if [ "$SOAK_AUX_SECONDS" -gt 0 ]; then
 	[ "$(kd_state)" = off ] || sysfs_write off "$(kdamond_dir 0)/state"
 	stop_workload
 	start_workload -m touch -H 4 -C 32 -s 0
-	damon_setup_vaddr 0 "$WORKLOAD_PID"
-	# 16 records of 64 bytes per interrupt: each CPU's 64 KiB area is
-	# full after 64 interrupts, long before the drain, every 100 ms; the
-	# PMU then stays stopped until DAMON enables the event again
-	damon_set_perf 0 type="$(pmu_type "$AUX")" \
-		config=$((HARDIRQ | 16 << BATCH_SHIFT)) config1="$CUR_VAR" \
-		config2="$WORKLOAD_PID" sample_period="$SOAK_PERIOD"
-	iv=$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals
-	echo 100000 >"$iv/sample_us"
-	echo 2000000 >"$iv/aggr_us"
+	storm_ctx "$SOAK_PERIOD"
 	AUX_BEFORE=$(perf_stats_snapshot)
 	written=$(pmu_stat aux_records)
 	aux_starts=$(pmu_stat aux_starts)
@@ -360,8 +346,8 @@ if [ "$SOAK_AUX_SECONDS" -gt 0 ]; then
 	AFTER=$(perf_stats_snapshot)
 	written=$(($(pmu_stat aux_records) - written))
 	aux_starts=$(($(pmu_stat aux_starts) - aux_starts))
-	truncated=$(aux_delta aux_truncated)
-	echo "part D: written $written, decoded $(aux_delta aux_records)," \
+	truncated=$(delta aux_truncated "$AUX_BEFORE")
+	echo "part D: written $written, decoded $(delta aux_records "$AUX_BEFORE")," \
 		"truncations $truncated, pmu->start() calls $aux_starts"
 	# more than one overrun per CPU and window, on average
 	check "part D: the areas overran, again and again ($truncated truncations)" \
@@ -369,8 +355,8 @@ if [ "$SOAK_AUX_SECONDS" -gt 0 ]; then
 	check "part D: each truncation was followed by a pmu->start()" \
 		test "$aux_starts" -gt "$truncated"
 	check "part D: every record written was decoded, none malformed" \
-		test "$(aux_delta aux_records)" -eq "$written" -a \
-		"$(aux_delta aux_malformed)" -eq 0
+		test "$(delta aux_records "$AUX_BEFORE")" -eq "$written" -a \
+		"$(delta aux_malformed "$AUX_BEFORE")" -eq 0
 	echo "part D took $((SECONDS - t3))s"
 fi
 

@@ -59,6 +59,20 @@ cpus_wrote_more_than() {
 	cpu_aux_written "$2" | awk -v n="$1" '$2 <= n { slow = 1 } END { exit slow }'
 }
 
+# storm_ctx PERIOD: kdamond 0's context samples the workload through the
+# SPE-like PMU with 16 records of 64 bytes per hardirq every PERIOD ns,
+# and drains every 100 ms: a 64 KiB area is full after 64 interrupts,
+# long before the drain, and the PMU then stays stopped, as arm_spe_pmu
+# does, until DAMON enables the event again
+storm_ctx() {
+	local iv
+
+	setup_ctx vaddr "$AUX" $((HARDIRQ | 16 << BATCH_SHIFT)) sample_period="$1"
+	iv=$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals
+	echo 100000 >"$iv/sample_us"
+	echo 2000000 >"$iv/aggr_us"
+}
+
 # setup_paddr_target: context 0 of kdamond 0 monitors the physical address
 # space: the biggest System RAM range, as DAMON_RECLAIM picks it
 setup_paddr_target() {
