@@ -165,17 +165,8 @@ test_base_version() {
 # kunit_passed LOG: the KUnit results in a console log, parsed by the
 # kernel's own kunit.py, show every suite passed, ours included.
 kunit_passed() {
-	local parsed=$1.kunit
-
-	python3 "$SRC_DIR/tools/testing/kunit/kunit.py" parse "$1" >"$parsed" || true
-	cat "$parsed"
-	grep -q 'Testing complete. Ran [1-9][0-9]* tests: passed: [1-9]' "$parsed" &&
-		! grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$parsed" &&
-		grep -q '\[PASSED\] damon-perf =' "$parsed" &&
-		grep -q '\[PASSED\] damon-perf-ring =' "$parsed" &&
-		grep -q '\[PASSED\] damon-perf-sysfs =' "$parsed" &&
-		grep -q '\[PASSED\] damon-perf-observe =' "$parsed" &&
-		grep -q '\[PASSED\] damon-perf-spe =' "$parsed"
+	kunit_log_passed "$1" damon-perf damon-perf-ring damon-perf-sysfs \
+		damon-perf-observe damon-perf-spe
 }
 
 # Every suite passes, and perf_stats then reads as if none had run: the

@@ -109,6 +109,23 @@ build_missing() {
 		"$TOP/harness/build.sh" "$name"
 }
 
+# kunit_log_passed LOG SUITE...: the KUnit results in a console log, parsed
+# by the kernel's own kunit.py into LOG.kunit and shown, say that tests ran,
+# that every one passed, and that each SUITE is among the suites passed.
+kunit_log_passed() {
+	local log=$1 parsed=$1.kunit suite
+
+	shift
+	python3 "$SRC_DIR/tools/testing/kunit/kunit.py" parse "$log" >"$parsed" || true
+	cat "$parsed"
+	grep -q 'Testing complete. Ran [1-9][0-9]* tests: passed: [1-9]' "$parsed" &&
+		! grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$parsed" ||
+		return 1
+	for suite in "$@"; do
+		grep -q "\[PASSED\] $suite =" "$parsed" || return 1
+	done
+}
+
 kernel_files() {
 	(cd "$TOP" && git ls-files --cached --others --exclude-standard -- \
 		"${KERNEL_DIRS[@]}" MAINTAINERS.patch 2>/dev/null | sort -u)

@@ -258,20 +258,18 @@ prefix_links() {
 	return 0
 }
 
-# prefix_warnings TREE OBJ: build mm/damon/ and perf's core of TREE with
-# the test kernel's configuration in OBJ, with W=1 and sparse on every file
-# (C=2); print what the compiler and sparse report, paths relative to TREE
-# as the kernel prints it, line numbers dropped (patches move lines).  The
-# build's own failure is the caller's to judge from $LOG_DIR/NAME.log.
+# prefix_warnings TREE OBJ LOG: build mm/damon/ and perf's core of TREE
+# with the test kernel's configuration in OBJ, with W=1 and sparse on every
+# file (C=2), the build's output in LOG; print what the compiler and sparse
+# report, paths relative to TREE as the kernel prints it, line numbers
+# dropped (patches move lines).  Fails if the build does.
 prefix_warnings() {
 	local tree obj=$2 log=$3
 
 	tree=$(realpath "$1")
-	mkdir -p "$obj"
-	cp "$OBJ_ROOT/test/.config" "$obj/.config"
-	make -C "$1" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig >"$log" 2>&1 &&
+	test_obj "$1" "$obj" &&
 		make -C "$1" O="$obj" CC="ccache gcc" -j"$JOBS" W=1 C=2 \
-			mm/damon/ kernel/events/ >>"$log" 2>&1 || return 1
+			mm/damon/ kernel/events/ >"$log" 2>&1 || return 1
 	grep -E ': (warning|error):' "$log" |
 		sed -E "s|^$tree/||; s|^([^:]*):[0-9]+:[0-9]+:|\1:|; s|^([^:]*):[0-9]+:|\1:|" |
 		sort || true
@@ -331,19 +329,18 @@ prefix_suites() {
 # the final tree's; a prefix whose copy differs cannot be run with it, and
 # fails.
 check_prefix_boots() {
-	local obj=$OBJ_ROOT/prefix-boot n commit total suite cmd log parsed
+	local obj=$OBJ_ROOT/prefix-boot n commit total suites cmd log
 	local ksft=tools/testing/selftests/damon bad=0
 
 	[ -d "$AM/.git" ] || check_am
 	[ -f "$BUILD/initramfs.cpio" ] || die "no initramfs; run make kernel first"
-	mkdir -p "$obj"
 	total=$(git -C "$AM" rev-list --count base..am)
 	n=0
 	for commit in $(git -C "$AM" rev-list --reverse base..am); do
 		n=$((n + 1))
 		git -C "$AM" checkout -q "$commit"
-		cp "$OBJ_ROOT/test/.config" "$obj/.config"
-		if ! make -C "$AM" O="$obj" CC="ccache gcc" -j"$JOBS" olddefconfig \
+		if ! test_obj "$AM" "$obj" ||
+		   ! make -C "$AM" O="$obj" CC="ccache gcc" -j"$JOBS" \
 				bzImage modules >"$LOG_DIR/prefix-boot-$n.build" 2>&1; then
 			grep -E 'error|Error' "$LOG_DIR/prefix-boot-$n.build" | head -20
 			echo "prefix $n/$total: the kernel does not build"
@@ -367,22 +364,15 @@ check_prefix_boots() {
 			bad=1
 			continue
 		fi
-		parsed=$log.kunit
-		python3 "$AM/tools/testing/kunit/kunit.py" parse "$log" >"$parsed" || true
-		if ! grep -q 'Testing complete. Ran [1-9][0-9]* tests' "$parsed" ||
-				grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$parsed"; then
-			grep -E 'FAILED|CRASHED|Testing complete' "$parsed" | head -20
-			echo "prefix $n/$total: KUnit did not pass"
+		# every suite passes, the series' suites of the prefix among them
+		mapfile -t suites < <(prefix_suites "$AM")
+		if ! kunit_log_passed "$log" "${suites[@]}" >/dev/null; then
+			grep -E 'FAILED|CRASHED|Testing complete' "$log.kunit" | head -20
+			echo "prefix $n/$total: KUnit did not pass, or not all of ${suites[*]}"
 			bad=1
 			continue
 		fi
-		for suite in $(prefix_suites "$AM"); do
-			if ! grep -q "\[PASSED\] $suite =" "$parsed"; then
-				echo "prefix $n/$total: KUnit suite $suite did not pass"
-				bad=1
-			fi
-		done
-		echo "prefix $n/$total boots; KUnit passed ($(prefix_suites "$AM" | tr '\n' ' ')); ran '$cmd':" \
+		echo "prefix $n/$total boots; KUnit passed (${suites[*]}); ran '$cmd':" \
 			"$(git -C "$AM" log -1 --format=%s)"
 	done
 	git -C "$AM" checkout -q am
