@@ -6,12 +6,13 @@
 # without a data address, of kernel addresses and of other tasks are sorted
 # out as samples are; a PMU that fills its area faster than the kdamond
 # drains it is counted and enabled again with nothing corrupted; a freq
-# event is refused cleanly; and kdamonds stopped while their areas fill
+# event, and a paddr context whose events leave out the physical addresses,
+# are refused cleanly; and kdamonds stopped while their areas fill
 # leave nothing behind (the debug kernel's kmemleak scan, in debug.sh,
 # covers that).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-trap 'stop_workload; damon_stop_all; trace_off' EXIT
+trap 'stop_workload; damon_stop_all; trace_off; all_cpus_online' EXIT
 
 # shellcheck source=guest/tests/testpmu-lib.sh
 . "$(dirname "$0")/testpmu-lib.sh"
@@ -151,6 +152,45 @@ check "storm: no damon_perf_ring_overflow event for a truncation" \
 	no_ring_overflow_traced
 check "storm: the conservation laws hold" laws
 
+echo "=== a CPU going offline: the records in its area are not lost ==="
+CPU1=/sys/devices/system/cpu/cpu1/online
+if [ -w "$CPU1" ]; then
+	# 500 records a second per CPU, drained once a second: no area fills,
+	# and CPU 1's area holds records no drain has read when it goes
+	start_workload -m touch -H 4 -C 32 -s 0
+	setup_ctx vaddr "$AUX" $((HARDIRQ | 1 << BATCH_SHIFT)) sample_period=2000000
+	iv=$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals
+	echo 1000000 >"$iv/sample_us"
+	echo 2000000 >"$iv/aggr_us"
+	BEFORE=$(perf_stats_snapshot)
+	written=$(pmu_stat aux_records)
+	cpu_aux_records >/tmp/aux-before
+	echo on >"$(kdamond_dir 0)/state"
+	cpu1_wrote() {
+		cpu_aux_written /tmp/aux-before |
+			awk '$1 == 1 && $2 > 100 { ok = 1 } END { exit !ok }'
+	}
+	check "offline: CPU 1 writes records" poll "$POLL_SECONDS" cpu1_wrote
+	echo 0 >"$CPU1"
+	cpu1_uninit() {
+		! cpu_states | grep -q '^CPU0*1 [A-TV-Z]'
+	}
+	check "offline: CPU 1 is shown UNINIT" cpu1_uninit
+	echo 1 >"$CPU1"
+	stop_ctx
+	AFTER=$(perf_stats_snapshot)
+	stop_workload
+	written=$(($(pmu_stat aux_records) - written))
+	check "offline: every record written is decoded ($(delta aux_records) of $written)" \
+		test "$(delta aux_records)" -eq "$written"
+	check "offline: no area overran ($(delta aux_truncated))" \
+		test "$(delta aux_truncated)" -eq 0
+	check "offline: the conservation laws hold" laws
+else
+	echo "CPU 1 cannot go offline here: not tested"
+	fail "offline: CPU 1 cannot be taken offline"
+fi
+
 echo "=== what the AUX PMU cannot do fails the start cleanly ==="
 # only_cpu_states STATE: every CPU perf_stats shows is in STATE
 only_cpu_states() {
@@ -168,6 +208,20 @@ check "freq=1: the start fails with EINVAL" \
 check "... the kdamond is off" test "$(cat "$(kdamond_dir 0)/state")" = off
 check "... every CPU shown is in ERROR" only_cpu_states ERROR
 cat /tmp/states
+damon_stop_all
+# a paddr context whose records would carry no physical address: the phys
+# bit of config is the test PMU's pa_enable
+setup_ctx paddr "$AUX" $((HARDIRQ | 1 << BATCH_SHIFT)) sample_phys_addr=1
+dmesg -c >/dev/null
+check "paddr without the phys bit: the start fails with EINVAL" \
+	expect_errno EINVAL "$(kdamond_dir 0)/state" on
+check "... the kdamond is off" test "$(cat "$(kdamond_dir 0)/state")" = off
+check "... every CPU shown is in ERROR" only_cpu_states ERROR
+log_has() {
+	dmesg | grep -qF -- "$1"
+}
+check "... the kernel log names the bits it needs" log_has \
+	"PMU writes physical addresses only with config bits $(printf '%#x' "$PHYS") set (pa_enable)"
 damon_stop_all
 stop_workload
 

@@ -433,11 +433,15 @@ void damon_report_access(struct damon_access_report *report)
  * @DAMON_PERF_DRAIN_NO_VIEW:	There is no view of the regions (memory was
  *				short): the records count as missing their
  *				target.
+ * @DAMON_PERF_DRAIN_LATER:	Only for AUX areas: decode the records into a
+ *				ring and leave them there for the kdamond's
+ *				next drain, as a CPU going offline does.
  */
 enum damon_perf_drain_mode {
 	DAMON_PERF_DRAIN_UPDATE,
 	DAMON_PERF_DRAIN_ACCOUNT,
 	DAMON_PERF_DRAIN_NO_VIEW,
+	DAMON_PERF_DRAIN_LATER,
 };
 
 /*
@@ -669,14 +673,15 @@ static void damon_perf_aux_record(struct damon_perf *perf,
 }
 
 /*
- * Decode the records in @len bytes of @buf, up to DAMON_PERF_AUX_BATCH of
- * them, into the current CPU's ring.  Returns the bytes used; a record cut
- * at the end of @buf is left for the next read, and sets @cut.
+ * Decode the records that @event wrote, in @len bytes of @buf read from
+ * offset @offset of its area, up to DAMON_PERF_AUX_BATCH of them, into the
+ * current CPU's ring.  Returns the bytes used; a record cut at the end of
+ * @buf is left for the next read, and sets @cut.
  */
 static unsigned long damon_perf_aux_decode(struct damon_perf *perf,
 					   struct perf_event *event,
-					   unsigned int cpu, const u8 *buf,
-					   unsigned long len,
+					   const u8 *buf, unsigned long len,
+					   unsigned long offset,
 					   struct damon_perf_obs_aux *aux,
 					   pid_t *last, bool *cut)
 {
@@ -688,7 +693,8 @@ static unsigned long damon_perf_aux_decode(struct damon_perf *perf,
 
 	*cut = false;
 	while (off < len && n < DAMON_PERF_AUX_BATCH) {
-		ret = damon_spe_decode(buf + off, len - off, &used, &rec);
+		ret = damon_spe_decode(buf + off, len - off, offset + off,
+				       &used, &rec);
 		off += used;
 		if (ret < 0) {
 			aux->malformed++;
@@ -698,7 +704,7 @@ static unsigned long damon_perf_aux_decode(struct damon_perf *perf,
 			*cut = off < len;
 			break;
 		}
-		damon_perf_aux_record(perf, event, cpu, &rec, last);
+		damon_perf_aux_record(perf, event, event->cpu, &rec, last);
 		aux->records++;
 		n++;
 	}
@@ -706,11 +712,59 @@ static unsigned long damon_perf_aux_decode(struct damon_perf *perf,
 }
 
 /*
- * Drain the AUX area of @event, the event of @cpu: decode its records in
- * batches, each pushed into the ring of the CPU the kdamond runs on and
- * drained from it at once, so that the ring holds one batch at a time.
- * At most the size of the area is read, so that a PMU writing as fast as
- * the drain reads does not keep it.
+ * Read the records that @event wrote since the last read, at most the size
+ * of its area, so that a PMU writing as fast as this reads does not keep
+ * it, and decode them in batches into the ring of the CPU this runs on,
+ * counting in @aux.  Unless @mode is DAMON_PERF_DRAIN_LATER, each batch is
+ * drained from that ring at once, so that the ring holds one batch at a
+ * time.
+ */
+static void damon_perf_aux_read(struct damon_perf *perf,
+				struct perf_event *event,
+				enum damon_perf_drain_mode mode,
+				struct damon_perf_obs_aux *aux)
+{
+	unsigned long len, used, offset, total = 0;
+	unsigned int ring_cpu;
+	pid_t last[2] = {};
+	bool cut;
+	u64 flags;
+
+	while (total < aux->size) {
+		len = perf_event_read_kernel_aux(event, perf->aux_buf,
+						 DAMON_PERF_AUX_CHUNK, &flags,
+						 &offset);
+		if (flags & PERF_AUX_FLAG_TRUNCATED)
+			aux->truncated = 1;
+		if (flags & PERF_AUX_FLAG_COLLISION)
+			aux->collision = 1;
+		if (!aux->used)
+			aux->used = len;
+		if (!len)
+			break;
+		preempt_disable();
+		ring_cpu = smp_processor_id();
+		used = damon_perf_aux_decode(perf, event, perf->aux_buf, len,
+					     offset, aux, last, &cut);
+		preempt_enable();
+		/* a record longer than a whole chunk cannot be decoded */
+		if (!used && len == DAMON_PERF_AUX_CHUNK) {
+			aux->malformed++;
+			used = 1;
+			cut = false;
+		}
+		perf_event_consume_kernel_aux(event, used);
+		total += used;
+		if (mode != DAMON_PERF_DRAIN_LATER)
+			damon_perf_drain_cpu(perf, ring_cpu, mode);
+		/* a cut record before the end of the data is not finished */
+		if (!used || (cut && len < DAMON_PERF_AUX_CHUNK))
+			break;
+	}
+}
+
+/*
+ * Drain the AUX area of @event, the event of @cpu, as @mode says.
  *
  * An area that overran makes the perf core disable its event, whether or
  * not the PMU driver could write a PERF_RECORD_AUX saying so (there is
@@ -727,42 +781,11 @@ static void damon_perf_aux_drain_event(struct damon_perf *perf,
 	struct damon_perf_obs_aux aux = {
 		.size = DAMON_PERF_AUX_PAGES << PAGE_SHIFT,
 	};
-	unsigned long len, used, total = 0;
 	enum perf_event_state state;
-	unsigned int ring_cpu;
-	pid_t last[2] = {};
-	bool cut;
+	unsigned long offset;
 	u64 flags;
 
-	while (total < aux.size) {
-		len = perf_event_read_kernel_aux(event, perf->aux_buf,
-						 DAMON_PERF_AUX_CHUNK, &flags);
-		if (flags & PERF_AUX_FLAG_TRUNCATED)
-			aux.truncated = 1;
-		if (flags & PERF_AUX_FLAG_COLLISION)
-			aux.collision = 1;
-		if (!aux.used)
-			aux.used = len;
-		if (!len)
-			break;
-		preempt_disable();
-		ring_cpu = smp_processor_id();
-		used = damon_perf_aux_decode(perf, event, cpu, perf->aux_buf,
-					     len, &aux, last, &cut);
-		preempt_enable();
-		/* a record longer than a whole chunk cannot be decoded */
-		if (!used && len == DAMON_PERF_AUX_CHUNK) {
-			aux.malformed++;
-			used = 1;
-			cut = false;
-		}
-		perf_event_consume_kernel_aux(event, used);
-		total += used;
-		damon_perf_drain_cpu(perf, ring_cpu, mode);
-		/* a cut record before the end of the data is not finished */
-		if (!used || (cut && len < DAMON_PERF_AUX_CHUNK))
-			break;
-	}
+	damon_perf_aux_read(perf, event, mode, &aux);
 	state = READ_ONCE(event->state);
 	if (perf->enabled && (state == PERF_EVENT_STATE_OFF ||
 			      state == PERF_EVENT_STATE_ERROR)) {
@@ -777,9 +800,46 @@ static void damon_perf_aux_drain_event(struct damon_perf *perf,
 		 * released it having disabled the event, orders the record
 		 * before this read.
 		 */
-		perf_event_read_kernel_aux(event, perf->aux_buf, 0, &flags);
+		perf_event_read_kernel_aux(event, perf->aux_buf, 0, &flags,
+					   &offset);
 	}
 	damon_perf_obs_aux_end(&perf->obs, cpu, &aux);
+}
+
+/*
+ * @cpu is going offline, and its AUX areas go with its events: stop each
+ * event, which makes the PMU driver publish what it wrote, and decode the
+ * records that no drain has read into the ring of the CPU this runs on,
+ * @cpu itself (the callbacks of CPUHP_AP_ONLINE_DYN run on the CPU going
+ * down).  They stay there for the kdamond's next drain, which drains the
+ * rings of offline CPUs too: the kdamond is the only consumer of the rings.
+ * Records that do not fit count as overflows of the ring.  An overrun that
+ * no drain has recovered from yet is counted as a drain would count it.
+ * Called with the CPU hotplug lock held for write, which keeps the
+ * kdamond's AUX drain, and so its use of the read buffer, out.
+ */
+static void damon_perf_aux_offline(struct damon_perf *perf, unsigned int cpu)
+{
+	struct perf_event *event;
+	enum perf_event_state state;
+	unsigned int i;
+
+	for (i = 0; i < perf->nr_events; i++) {
+		struct damon_perf_obs_aux aux = {
+			.size = DAMON_PERF_AUX_PAGES << PAGE_SHIFT,
+		};
+
+		event = *damon_perf_event_slot(perf, cpu, i);
+		if (!event || !has_aux(event))
+			continue;
+		state = READ_ONCE(event->state);
+		if (perf->enabled && (state == PERF_EVENT_STATE_OFF ||
+				      state == PERF_EVENT_STATE_ERROR))
+			aux.truncated = 1;
+		perf_event_disable(event);
+		damon_perf_aux_read(perf, event, DAMON_PERF_DRAIN_LATER, &aux);
+		damon_perf_obs_aux_end(&perf->obs, cpu, &aux);
+	}
 }
 
 /* Drain the AUX area of every event that has one, as @mode says. */
@@ -859,16 +919,25 @@ unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
  * Event lifecycle: create, bind, enable, release
  */
 
+/* arm_spe_pmu's pa_enable field: bit 1 of config, PMSCR_EL1.PA */
+#define DAMON_PERF_ARM_SPE_PA	BIT_ULL(1)
+
 /*
  * PMUs of other drivers than arm_spe_pmu that write ARM SPE records into
- * their AUX areas, added by damon_perf_add_spe_pmu().
+ * their AUX areas, added by damon_perf_add_spe_pmu(), with the bits of
+ * config with which each writes physical address packets.
  */
-static struct pmu *damon_perf_spe_pmus[4];
+static struct damon_perf_spe_entry {
+	struct pmu *pmu;
+	u64 pa_config;
+} damon_perf_spe_pmus[4];
 static DEFINE_MUTEX(damon_perf_spe_pmus_lock);
 
 /**
  * damon_perf_add_spe_pmu() - Let the AUX drain decode a PMU's records.
  * @pmu:	A registered PMU that writes ARM SPE records into AUX areas.
+ * @pa_config:	The bits of config with which @pmu writes physical address
+ *		packets, or 0 if it writes them always.
  *
  * The AUX drain accepts the PMUs of arm_spe_pmu, which it knows by name,
  * and refuses other PMUs that write an AUX area, as their records are in
@@ -876,26 +945,29 @@ static DEFINE_MUTEX(damon_perf_spe_pmus_lock);
  * as one that emulates SPE for tests, adds its PMU here before DAMON is to
  * use it, and removes it with damon_perf_remove_spe_pmu() before
  * unregistering it.  Contexts that already sample from @pmu are not
- * affected by either.
+ * affected by either.  A physical address space context refuses an event
+ * of @pmu whose config lacks any of @pa_config, as it does arm_spe_pmu's
+ * events without pa_enable.
  *
  * Return: 0 on success, -EEXIST if @pmu is added already, or -ENOSPC if
  * too many PMUs are.
  */
-int damon_perf_add_spe_pmu(struct pmu *pmu)
+int damon_perf_add_spe_pmu(struct pmu *pmu, u64 pa_config)
 {
 	int i, free = -1, err = -ENOSPC;
 
 	mutex_lock(&damon_perf_spe_pmus_lock);
 	for (i = 0; i < ARRAY_SIZE(damon_perf_spe_pmus); i++) {
-		if (damon_perf_spe_pmus[i] == pmu) {
+		if (damon_perf_spe_pmus[i].pmu == pmu) {
 			err = -EEXIST;
 			goto out;
 		}
-		if (!damon_perf_spe_pmus[i] && free < 0)
+		if (!damon_perf_spe_pmus[i].pmu && free < 0)
 			free = i;
 	}
 	if (free >= 0) {
-		damon_perf_spe_pmus[free] = pmu;
+		damon_perf_spe_pmus[free].pmu = pmu;
+		damon_perf_spe_pmus[free].pa_config = pa_config;
 		err = 0;
 	}
 out:
@@ -914,25 +986,34 @@ void damon_perf_remove_spe_pmu(struct pmu *pmu)
 
 	mutex_lock(&damon_perf_spe_pmus_lock);
 	for (i = 0; i < ARRAY_SIZE(damon_perf_spe_pmus); i++) {
-		if (damon_perf_spe_pmus[i] == pmu)
-			damon_perf_spe_pmus[i] = NULL;
+		if (damon_perf_spe_pmus[i].pmu == pmu)
+			damon_perf_spe_pmus[i].pmu = NULL;
 	}
 	mutex_unlock(&damon_perf_spe_pmus_lock);
 }
 EXPORT_SYMBOL_GPL(damon_perf_remove_spe_pmu);
 
-/* Whether @pmu writes SPE records: arm_spe_pmu's, or one added above. */
-static bool damon_perf_is_spe_pmu(struct pmu *pmu)
+/*
+ * Whether @pmu writes ARM SPE records into its AUX areas (arm_spe_pmu's
+ * PMUs, and those added above), and, in @pa, the bits of config with which
+ * it writes physical address packets.
+ */
+static bool damon_perf_spe_pmu(struct pmu *pmu, u64 *pa)
 {
 	bool found = false;
 	int i;
 
 	/* arm_spe_pmu names its PMUs arm_spe_<n> */
-	if (pmu->name && str_has_prefix(pmu->name, "arm_spe_"))
+	if (pmu->name && str_has_prefix(pmu->name, "arm_spe_")) {
+		*pa = DAMON_PERF_ARM_SPE_PA;
 		return true;
+	}
 	mutex_lock(&damon_perf_spe_pmus_lock);
-	for (i = 0; i < ARRAY_SIZE(damon_perf_spe_pmus); i++)
-		found |= damon_perf_spe_pmus[i] == pmu;
+	for (i = 0; !found && i < ARRAY_SIZE(damon_perf_spe_pmus); i++) {
+		found = damon_perf_spe_pmus[i].pmu == pmu;
+		if (found)
+			*pa = damon_perf_spe_pmus[i].pa_config;
+	}
 	mutex_unlock(&damon_perf_spe_pmus_lock);
 	return found;
 }
@@ -943,10 +1024,12 @@ static bool damon_perf_is_spe_pmu(struct pmu *pmu)
  * writes an AUX area in a format other than ARM SPE's, the one the AUX
  * drain decodes (Intel PT and CoreSight trace instructions).  Their type
  * numbers, but for the tracepoint one, are assigned at boot, so the PMU is
- * known only once the event exists.
+ * known only once the event exists.  For a context that wants physical
+ * addresses (@phys), also refuse an SPE event whose config leaves out the
+ * physical address packets: every record would be inv_phys.
  */
 static struct perf_event *damon_perf_check_pmu(struct perf_event *event,
-					       unsigned int idx)
+					       unsigned int idx, bool phys)
 {
 	static const char * const no_addr[] = {
 		"tracepoint", "kprobe", "uprobe",
@@ -954,6 +1037,7 @@ static struct perf_event *damon_perf_check_pmu(struct perf_event *event,
 	const char *name = event->pmu->name ?: "";
 	const char *why = "gives no data addresses";
 	unsigned int i;
+	u64 pa;
 
 	for (i = 0; i < ARRAY_SIZE(no_addr); i++) {
 		if (!strcmp(name, no_addr[i]))
@@ -961,9 +1045,15 @@ static struct perf_event *damon_perf_check_pmu(struct perf_event *event,
 	}
 	if (!has_aux(event))
 		return event;
-	if (damon_perf_is_spe_pmu(event->pmu))
-		return event;
 	why = "writes AUX records in a format other than ARM SPE's";
+	if (!damon_perf_spe_pmu(event->pmu, &pa))
+		goto refuse;
+	if (!phys || (event->attr.config & pa) == pa)
+		return event;
+	pr_warn("perf event %u (type %u): the %s PMU writes physical addresses only with config bits %#llx set (pa_enable), which paddr monitoring needs\n",
+		idx, event->attr.type, name, pa);
+	perf_event_release_kernel(event);
+	return ERR_PTR(-EINVAL);
 refuse:
 	pr_warn("perf event %u (type %u): the %s PMU %s\n",
 		idx, event->attr.type, name, why);
@@ -973,18 +1063,20 @@ refuse:
 
 /*
  * Create the event @attr, the context's event @idx, on @cpu, for @perf (NULL
- * for a trial).  PMUs that cannot exclude privilege levels
- * (PERF_PMU_CAP_NO_EXCLUDE, such as AMD IBS) refuse any exclude flag with
- * -EINVAL, and exclude_kernel is set by default: such an event is tried again
- * without the flags, and @attr keeps what worked, for the other CPUs.  In a
- * virtual address space context, the samples of kernel addresses that this
- * lets in are then dropped as such.  A PMU that refused the flags for any
- * other reason is not given an event without them: -EINVAL stands.
+ * for a trial) of a context that wants physical addresses if @phys.  PMUs
+ * that cannot exclude privilege levels (PERF_PMU_CAP_NO_EXCLUDE, such as AMD
+ * IBS) refuse any exclude flag with -EINVAL, and exclude_kernel is set by
+ * default: such an event is tried again without the flags, and @attr keeps
+ * what worked, for the other CPUs.  In a virtual address space context, the
+ * samples of kernel addresses that this lets in are then dropped as such.  A
+ * PMU that refused the flags for any other reason is not given an event
+ * without them: -EINVAL stands.
  */
 static struct perf_event *damon_perf_create_event(struct perf_event_attr *attr,
 						  unsigned int idx,
 						  unsigned int cpu,
-						  struct damon_perf *perf)
+						  struct damon_perf *perf,
+						  bool phys)
 {
 	struct perf_event_attr all;
 	struct perf_event *event;
@@ -992,7 +1084,7 @@ static struct perf_event *damon_perf_create_event(struct perf_event_attr *attr,
 	event = perf_event_create_kernel_counter(attr, cpu, NULL,
 						 damon_perf_overflow, perf);
 	if (!IS_ERR(event))
-		return damon_perf_check_pmu(event, idx);
+		return damon_perf_check_pmu(event, idx, phys);
 	if (PTR_ERR(event) != -EINVAL ||
 	    !(attr->exclude_kernel || attr->exclude_hv))
 		return event;
@@ -1007,7 +1099,7 @@ static struct perf_event *damon_perf_create_event(struct perf_event_attr *attr,
 		perf_event_release_kernel(event);
 		return ERR_PTR(-EINVAL);
 	}
-	event = damon_perf_check_pmu(event, idx);
+	event = damon_perf_check_pmu(event, idx, phys);
 	if (IS_ERR(event))
 		return event;
 	pr_info("perf event %u (type %u config %#llx): the PMU cannot exclude kernel or hypervisor samples, so it samples them too\n",
@@ -1072,7 +1164,8 @@ static int damon_perf_create_cpu(struct damon_perf *perf, unsigned int cpu)
 	int err = 0;
 
 	for (i = 0; i < perf->nr_events; i++) {
-		event = damon_perf_create_event(&perf->attrs[i], i, cpu, perf);
+		event = damon_perf_create_event(&perf->attrs[i], i, cpu, perf,
+						perf->phys);
 		if (IS_ERR(event)) {
 			err = PTR_ERR(event);
 			/* a PMU that does not cover @cpu, as on hybrid CPUs */
@@ -1155,7 +1248,11 @@ static int damon_perf_cpu_online(unsigned int cpu, struct hlist_node *node)
 
 static int damon_perf_cpu_offline(unsigned int cpu, struct hlist_node *node)
 {
-	damon_perf_release_cpu(hlist_entry(node, struct damon_perf, node), cpu);
+	struct damon_perf *perf = hlist_entry(node, struct damon_perf, node);
+
+	if (perf->aux_buf)
+		damon_perf_aux_offline(perf, cpu);
+	damon_perf_release_cpu(perf, cpu);
 	return 0;
 }
 
@@ -1258,16 +1355,17 @@ static void damon_perf_uncovered(struct damon_perf *perf)
 }
 
 /*
- * Create and release each of the @nr events @attrs on the first online CPU
- * whose PMU takes it (a PMU of a hybrid CPU covers only some), in process
- * context.  A PMU that cannot be used is refused here rather than in a CPU
- * hotplug callback: creating an event of the tracing PMUs registers a
- * tracepoint or a probe, which takes the CPU hotplug lock that those
- * callbacks hold.  An event that a PMU takes without exclude flags keeps
- * them cleared in @attrs.
+ * Create and release each of the @nr events @attrs, of a context that wants
+ * physical addresses if @phys, on the first online CPU whose PMU takes it
+ * (a PMU of a hybrid CPU covers only some), in process context.  A PMU
+ * that cannot be used is refused here rather than in a CPU hotplug
+ * callback: creating an event of the tracing PMUs registers a tracepoint or
+ * a probe, which takes the CPU hotplug lock that those callbacks hold.  An
+ * event that a PMU takes without exclude flags keeps them cleared in
+ * @attrs.
  */
 static int damon_perf_try_events(struct perf_event_attr *attrs,
-				 unsigned int nr)
+				 unsigned int nr, bool phys)
 {
 	struct perf_event *event;
 	unsigned int i, cpu;
@@ -1277,7 +1375,8 @@ static int damon_perf_try_events(struct perf_event_attr *attrs,
 		err = -ENOENT;
 		cpu = 0;
 		for_each_online_cpu(cpu) {
-			event = damon_perf_create_event(&attrs[i], i, cpu, NULL);
+			event = damon_perf_create_event(&attrs[i], i, cpu, NULL,
+							phys);
 			err = PTR_ERR_OR_ZERO(event);
 			if (!err)
 				perf_event_release_kernel(event);
@@ -1315,7 +1414,8 @@ static struct damon_perf *damon_perf_create(struct damon_ctx *ctx)
 	err = damon_perf_build_attrs(ctx, perf->attrs);
 	if (err)
 		goto fail;
-	err = damon_perf_try_events(perf->attrs, perf->nr_events);
+	err = damon_perf_try_events(perf->attrs, perf->nr_events,
+				    perf->phys);
 	if (err) {
 		damon_perf_refused(perf);
 		goto fail;
@@ -1517,7 +1617,8 @@ int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running)
 		return -ENOMEM;
 	err = damon_perf_build_attrs(ctx, attrs);
 	if (!err)
-		err = damon_perf_try_events(attrs, ctx->nr_perf_events);
+		err = damon_perf_try_events(attrs, ctx->nr_perf_events,
+					    damon_perf_wants_phys(ctx));
 	kfree(attrs);
 	return err;
 }

@@ -8,7 +8,9 @@
  * is a header of one byte, or of two when the first byte only extends the
  * second, and then a little endian payload of 1, 2, 4 or 8 bytes, as bits 5:4
  * of the last header byte say.  PAD bytes (zero) and alignment packets may
- * come between packets and between records.
+ * come between packets and between records: an alignment packet pads up to
+ * the next boundary of 2, 4, 8 or 16 bytes of the buffer, so the decoder is
+ * told where in the buffer the bytes it decodes were written.
  *
  * Of a record, DAMON keeps what tells which memory the sampled operation
  * accessed, and for whom: the data virtual and physical addresses, the data
@@ -45,8 +47,12 @@
 #define DAMON_SPE_HDR_ADDR_CNT_MASK	0xf8
 #define DAMON_SPE_HDR_ADDRESS		0xb0
 #define DAMON_SPE_HDR_COUNTER		0x98
-/* The second byte of an extended header that makes an alignment packet. */
+/*
+ * The second byte of an extended header that makes an alignment packet, and
+ * the bits of the first byte that give log2 of its boundary, less one.
+ */
 #define DAMON_SPE_HDR_ALIGNMENT		0x00
+#define DAMON_SPE_ALIGN_MASK		0x3
 
 /* Bits 5:4 of a header byte: log2 of the payload size in bytes. */
 #define DAMON_SPE_HDR_SZ_SHIFT		4
@@ -109,13 +115,15 @@ static u64 damon_spe_payload(const u8 *p, unsigned int sz)
 }
 
 /*
- * Finds out what the packet that starts at @buf[0] is, given that @len bytes,
- * at least one, are there.  Returns the size of the packet in bytes, 0 if the
- * packet runs past @len, or -EBADMSG if its header is not a known one.
+ * Finds out what the packet that starts at @buf[0], written at offset @pos of
+ * the buffer, is, given that @len bytes, at least one, are there.  Returns
+ * the size of the packet in bytes, 0 if the packet runs past @len, or
+ * -EBADMSG if its header is not a known one.
  */
-static int damon_spe_packet(const u8 *buf, size_t len,
+static int damon_spe_packet(const u8 *buf, size_t len, unsigned long pos,
 			    struct damon_spe_pkt *pkt)
 {
+	unsigned int align;
 	unsigned int hdr = buf[0], hdr_sz = 1, sz;
 
 	pkt->index = 0;
@@ -153,15 +161,16 @@ static int damon_spe_packet(const u8 *buf, size_t len,
 			hdr = buf[1];
 			hdr_sz = 2;
 			/*
-			 * tools/perf skips from an alignment packet to the
-			 * next boundary of the buffer's address.  The bytes
-			 * given here need not be where the hardware wrote
-			 * them, so the packet is taken as two bytes of
-			 * filler, and any PAD bytes after it as padding.
+			 * An alignment packet runs to the next boundary after
+			 * its first byte; what lies in between is not read.
 			 */
 			if (hdr == DAMON_SPE_HDR_ALIGNMENT) {
+				align = 2U << (buf[0] & DAMON_SPE_ALIGN_MASK);
+				sz = align - (pos & (align - 1));
+				if (len < sz)
+					return 0;
 				pkt->kind = DAMON_SPE_PKT_PAD;
-				return 2;
+				return sz;
 			}
 		}
 		if ((hdr & DAMON_SPE_HDR_ADDR_CNT_MASK) ==
@@ -219,6 +228,8 @@ static void damon_spe_set_addr(struct damon_spe_record *rec,
  * @buf:	Bytes taken from an SPE AUX buffer, a record starting at @buf[0]
  *		after any padding.
  * @len:	Number of bytes at @buf.  Nothing past them is read.
+ * @offset:	Offset in the AUX buffer at which @buf[0] was written, for the
+ *		alignment packets, which pad to boundaries of the buffer.
  * @used:	Where to store the number of bytes that the caller may drop.
  * @rec:	Where to store the decoded record.
  *
@@ -237,8 +248,8 @@ static void damon_spe_set_addr(struct damon_spe_record *rec,
  * set to the number of bytes up to and including the first byte of that
  * header, which the caller drops to look for the next record right after.
  */
-int damon_spe_decode(const u8 *buf, size_t len, size_t *used,
-		     struct damon_spe_record *rec)
+int damon_spe_decode(const u8 *buf, size_t len, unsigned long offset,
+		     size_t *used, struct damon_spe_record *rec)
 {
 	struct damon_spe_record r = {};
 	struct damon_spe_pkt pkt;
@@ -246,7 +257,7 @@ int damon_spe_decode(const u8 *buf, size_t len, size_t *used,
 	int sz;
 
 	while (pos < len) {
-		sz = damon_spe_packet(buf + pos, len - pos, &pkt);
+		sz = damon_spe_packet(buf + pos, len - pos, offset + pos, &pkt);
 		if (sz < 0) {
 			*used = pos + 1;
 			return sz;

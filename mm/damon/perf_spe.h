@@ -43,7 +43,7 @@ struct damon_spe_record {
 	u32 flags;
 };
 
-int damon_spe_decode(const u8 *buf, size_t len, size_t *used,
-		     struct damon_spe_record *rec);
+int damon_spe_decode(const u8 *buf, size_t len, unsigned long offset,
+		     size_t *used, struct damon_spe_record *rec);
 
 #endif	/* __MM_DAMON_PERF_SPE_H */

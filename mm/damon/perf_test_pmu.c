@@ -23,8 +23,9 @@
  *   PERF_PMU_CAP_NO_EXCLUDE like the IBS PMUs, "damon_test_hybrid",
  *   which covers only the first half of the CPUs, like a hybrid PMU, and
  *   "damon_test_aux", which, like ARM SPE, calls no overflow handler but
- *   writes records in SPE's format into the event's AUX area, and refuses
- *   freq.  It treats the area as arm_spe_pmu does (see the AUX section
+ *   writes records in SPE's format into the event's AUX area, with physical
+ *   address packets only if asked in config (the phys bit, its pa_enable),
+ *   and refuses freq.  It treats the area as arm_spe_pmu does (see the AUX section
  *   below): one transaction for as long as the event runs, records made
  *   visible only when they reach the limit it sets (the watermark, or the
  *   space left) and at stop, and after an overrun it stays stopped until
@@ -995,7 +996,7 @@ static int __init damon_test_pmu_register(struct damon_test_pmu *tp,
 	if (!aux)
 		goto out;
 	/* so that DAMON's AUX drain decodes its records */
-	err = damon_perf_add_spe_pmu(&tp->pmu);
+	err = damon_perf_add_spe_pmu(&tp->pmu, DAMON_TEST_PMU_PHYS);
 	if (err) {
 		pr_err("cannot declare %s to DAMON: %d\n", name, err);
 		perf_pmu_unregister(&tp->pmu);

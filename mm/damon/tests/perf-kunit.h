@@ -278,7 +278,7 @@ static void damon_perf_test_exclude_retry(struct kunit *test)
 	put_cpu();
 
 	attr.type = kernel->type;
-	event = damon_perf_create_event(&attr, 0, cpu, NULL);
+	event = damon_perf_create_event(&attr, 0, cpu, NULL, false);
 	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(event));
 	if (!IS_ERR(event))
 		perf_event_release_kernel(event);
@@ -286,7 +286,7 @@ static void damon_perf_test_exclude_retry(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, attr.exclude_hv);
 
 	attr.type = pmu->type;
-	event = damon_perf_create_event(&attr, 0, cpu, NULL);
+	event = damon_perf_create_event(&attr, 0, cpu, NULL, false);
 	KUNIT_EXPECT_EQ(test, 0, PTR_ERR_OR_ZERO(event));
 	if (!IS_ERR(event))
 		perf_event_release_kernel(event);
@@ -421,6 +421,7 @@ static void damon_perf_test_kernel_aux(struct kunit *test)
 {
 	const unsigned long size = 2 * PAGE_SIZE;
 	struct perf_event *event, *other;
+	unsigned long offset;
 	struct pmu *aux, *pmu;
 	unsigned int cpu;
 	u64 flags;
@@ -467,15 +468,20 @@ static void damon_perf_test_kernel_aux(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, size - 1,
 			damon_perf_test_aux_write(event, 100, 0xa5));
 	KUNIT_EXPECT_EQ(test, 100UL,
-			perf_event_read_kernel_aux(event, buf, size, &flags));
+			perf_event_read_kernel_aux(event, buf, size, &flags,
+						   &offset));
 	KUNIT_EXPECT_EQ(test, 0ULL, flags);
+	KUNIT_EXPECT_EQ(test, 0UL, offset);
 	KUNIT_EXPECT_EQ(test, 0xa5, buf[0]);
 	KUNIT_EXPECT_EQ(test, 0xa5, buf[99]);
 	KUNIT_EXPECT_EQ(test, 0, buf[100]);
 	/* a consume of more than was written frees what was written */
 	perf_event_consume_kernel_aux(event, size);
 	KUNIT_EXPECT_EQ(test, 0UL,
-			perf_event_read_kernel_aux(event, buf, size, &flags));
+			perf_event_read_kernel_aux(event, buf, size, &flags,
+						   &offset));
+	/* the next data will be read from where the last ended */
+	KUNIT_EXPECT_EQ(test, 100UL, offset);
 	/* and leaves the driver the whole area again, not none */
 	KUNIT_EXPECT_EQ(test, size - 1, damon_perf_test_aux_write(event, 0, 0));
 
@@ -486,14 +492,16 @@ static void damon_perf_test_kernel_aux(struct kunit *test)
 }
 
 /*
- * arm_spe_pmu's PMUs are known by name; another PMU is decoded as SPE only
- * while it is added, once, and the table refuses more than it holds.
+ * arm_spe_pmu's PMUs are known by name, with pa_enable for physical
+ * addresses; another PMU is decoded as SPE only while it is added, once,
+ * with its own bits, and the table refuses more than it holds.
  */
 static void damon_perf_test_spe_pmus(struct kunit *test)
 {
 	const unsigned int nr = ARRAY_SIZE(damon_perf_spe_pmus) + 1;
 	struct pmu *spe, *pmus;
 	unsigned int i;
+	u64 pa = 0;
 
 	/* struct pmu is too big to keep nr + 1 of them on the stack */
 	spe = kunit_kzalloc(test, sizeof(*spe), GFP_KERNEL);
@@ -503,27 +511,91 @@ static void damon_perf_test_spe_pmus(struct kunit *test)
 	spe->name = "arm_spe_0";
 	for (i = 0; i < nr; i++)
 		pmus[i].name = "damon_perf_test_spe";
-	KUNIT_EXPECT_TRUE(test, damon_perf_is_spe_pmu(spe));
-	KUNIT_EXPECT_FALSE(test, damon_perf_is_spe_pmu(&pmus[0]));
+	KUNIT_EXPECT_TRUE(test, damon_perf_spe_pmu(spe, &pa));
+	KUNIT_EXPECT_EQ(test, BIT_ULL(1), pa);
+	KUNIT_EXPECT_FALSE(test, damon_perf_spe_pmu(&pmus[0], &pa));
 
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_add_spe_pmu(&pmus[0]));
-	KUNIT_EXPECT_TRUE(test, damon_perf_is_spe_pmu(&pmus[0]));
-	KUNIT_EXPECT_FALSE(test, damon_perf_is_spe_pmu(&pmus[1]));
-	KUNIT_EXPECT_EQ(test, -EEXIST, damon_perf_add_spe_pmu(&pmus[0]));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_add_spe_pmu(&pmus[0], BIT_ULL(16)));
+	KUNIT_EXPECT_TRUE(test, damon_perf_spe_pmu(&pmus[0], &pa));
+	KUNIT_EXPECT_EQ(test, BIT_ULL(16), pa);
+	KUNIT_EXPECT_FALSE(test, damon_perf_spe_pmu(&pmus[1], &pa));
+	KUNIT_EXPECT_EQ(test, -EEXIST, damon_perf_add_spe_pmu(&pmus[0], 0));
 	for (i = 1; i < nr - 1; i++)
-		KUNIT_EXPECT_EQ(test, 0, damon_perf_add_spe_pmu(&pmus[i]));
-	KUNIT_EXPECT_EQ(test, -ENOSPC, damon_perf_add_spe_pmu(&pmus[i]));
-	KUNIT_EXPECT_FALSE(test, damon_perf_is_spe_pmu(&pmus[i]));
+		KUNIT_EXPECT_EQ(test, 0, damon_perf_add_spe_pmu(&pmus[i], i));
+	KUNIT_EXPECT_EQ(test, -ENOSPC, damon_perf_add_spe_pmu(&pmus[i], 0));
+	KUNIT_EXPECT_FALSE(test, damon_perf_spe_pmu(&pmus[i], &pa));
+	KUNIT_EXPECT_TRUE(test, damon_perf_spe_pmu(&pmus[1], &pa));
+	KUNIT_EXPECT_EQ(test, 1ULL, pa);
 
 	damon_perf_remove_spe_pmu(&pmus[0]);
-	KUNIT_EXPECT_FALSE(test, damon_perf_is_spe_pmu(&pmus[0]));
-	/* the slot it freed takes the one that did not fit */
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_add_spe_pmu(&pmus[i]));
+	KUNIT_EXPECT_FALSE(test, damon_perf_spe_pmu(&pmus[0], &pa));
+	/* the slot it freed takes the one that did not fit, with its bits */
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_add_spe_pmu(&pmus[i], 0));
+	KUNIT_EXPECT_TRUE(test, damon_perf_spe_pmu(&pmus[i], &pa));
+	KUNIT_EXPECT_EQ(test, 0ULL, pa);
 	for (i = 0; i < nr; i++)
 		damon_perf_remove_spe_pmu(&pmus[i]);
 	for (i = 0; i < nr; i++)
-		KUNIT_EXPECT_FALSE(test, damon_perf_is_spe_pmu(&pmus[i]));
-	KUNIT_EXPECT_TRUE(test, damon_perf_is_spe_pmu(spe));
+		KUNIT_EXPECT_FALSE(test, damon_perf_spe_pmu(&pmus[i], &pa));
+	KUNIT_EXPECT_TRUE(test, damon_perf_spe_pmu(spe, &pa));
+}
+
+/*
+ * An event of a PMU that writes SPE records is refused in a physical
+ * address space context unless its config asks for physical addresses
+ * (pa_enable); in a virtual one it is not.  An AUX PMU that writes no SPE
+ * records is refused in both.
+ */
+static void damon_perf_test_spe_pa(struct kunit *test)
+{
+	const u64 pa = BIT_ULL(5);
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.disabled = 1,
+	};
+	struct perf_event *event;
+	struct pmu *aux;
+	unsigned int cpu;
+
+	aux = damon_perf_test_pmu_copy(test);
+	aux->setup_aux = damon_perf_test_aux_setup;
+	aux->free_aux = damon_perf_test_aux_free;
+	KUNIT_ASSERT_EQ(test, 0,
+			perf_pmu_register(aux, "damon_perf_test_spe", -1));
+	attr.type = aux->type;
+	cpu = get_cpu();
+	put_cpu();
+
+	/* not added: its records are in an unknown format */
+	event = damon_perf_create_event(&attr, 0, cpu, NULL, false);
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP, PTR_ERR_OR_ZERO(event));
+	if (!IS_ERR(event))
+		perf_event_release_kernel(event);
+
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_add_spe_pmu(aux, pa));
+	event = damon_perf_create_event(&attr, 0, cpu, NULL, false);
+	KUNIT_EXPECT_EQ(test, 0, PTR_ERR_OR_ZERO(event));
+	if (!IS_ERR(event))
+		perf_event_release_kernel(event);
+	event = damon_perf_create_event(&attr, 0, cpu, NULL, true);
+	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(event));
+	if (!IS_ERR(event))
+		perf_event_release_kernel(event);
+	/* every bit of pa_config is needed */
+	attr.config = pa | BIT_ULL(0);
+	event = damon_perf_create_event(&attr, 0, cpu, NULL, true);
+	KUNIT_EXPECT_EQ(test, 0, PTR_ERR_OR_ZERO(event));
+	if (!IS_ERR(event))
+		perf_event_release_kernel(event);
+	damon_perf_remove_spe_pmu(aux);
+
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_add_spe_pmu(aux, pa | BIT_ULL(6)));
+	event = damon_perf_create_event(&attr, 0, cpu, NULL, true);
+	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(event));
+	if (!IS_ERR(event))
+		perf_event_release_kernel(event);
+	damon_perf_remove_spe_pmu(aux);
+	perf_pmu_unregister(aux);
 }
 
 static struct kunit_case damon_perf_test_cases[] = {
@@ -535,6 +607,7 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_exclude_retry),
 	KUNIT_CASE(damon_perf_test_kernel_aux),
 	KUNIT_CASE(damon_perf_test_spe_pmus),
+	KUNIT_CASE(damon_perf_test_spe_pa),
 	{},
 };
 

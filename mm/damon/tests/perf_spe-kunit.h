@@ -85,7 +85,7 @@ static void damon_spe_test_whole(struct kunit *test, const u8 *buf,
 {
 	size_t used;
 
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, len, &used, rec));
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, len, 0, &used, rec));
 	KUNIT_EXPECT_EQ(test, len, used);
 }
 
@@ -264,13 +264,13 @@ static void damon_spe_test_leading_pad(struct kunit *test)
 	size_t used;
 
 	memcpy(buf + 5, damon_spe_test_load, sizeof(damon_spe_test_load));
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), &used,
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), 0, &used,
 						  &rec));
 	KUNIT_EXPECT_EQ(test, sizeof(buf), used);
 	damon_spe_test_expect_load(test, &rec);
 
 	/* with the record cut short, the padding may still be dropped */
-	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(buf, 9, &used, &rec));
+	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(buf, 9, 0, &used, &rec));
 	KUNIT_EXPECT_EQ(test, (size_t)5, used);
 }
 
@@ -294,7 +294,7 @@ static void damon_spe_test_pad_between(struct kunit *test)
 	size_t used;
 
 	/* the trailing PAD is left for the next record */
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), &used,
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), 0, &used,
 						  &rec));
 	KUNIT_EXPECT_EQ(test, sizeof(buf) - 1, used);
 	KUNIT_EXPECT_EQ(test, DAMON_SPE_VADDR | DAMON_SPE_LDST |
@@ -302,7 +302,7 @@ static void damon_spe_test_pad_between(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0x1000ull, rec.vaddr);
 
 	/* cut after padding inside the record: nothing may be dropped */
-	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(buf, 4, &used, &rec));
+	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(buf, 4, 0, &used, &rec));
 	KUNIT_EXPECT_EQ(test, (size_t)0, used);
 }
 
@@ -316,17 +316,57 @@ static void damon_spe_test_only_pad(struct kunit *test)
 	struct damon_spe_record rec;
 	size_t used;
 
-	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(buf, sizeof(buf), &used,
+	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(buf, sizeof(buf), 0, &used,
 						  &rec));
 	KUNIT_EXPECT_EQ(test, sizeof(buf), used);
-	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(align, sizeof(align), &used,
-						  &rec));
+	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(align, sizeof(align), 0,
+						  &used, &rec));
 	KUNIT_EXPECT_EQ(test, sizeof(align), used);
 	/* the first byte of a header, alone, is not padding yet */
-	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(align, 2, &used, &rec));
+	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(align, 2, 0, &used, &rec));
 	KUNIT_EXPECT_EQ(test, (size_t)1, used);
-	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(buf, 0, &used, &rec));
+	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(buf, 0, 0, &used, &rec));
 	KUNIT_EXPECT_EQ(test, (size_t)0, used);
+}
+
+/*
+ * An alignment packet runs from its header to the next boundary of the
+ * buffer after it, whatever the bytes in between hold: where in the buffer
+ * it was written decides how far that is.
+ */
+static void damon_spe_test_alignment(struct kunit *test)
+{
+	const size_t load_sz = sizeof(damon_spe_test_load);
+	u8 buf[16 + sizeof(damon_spe_test_load)];
+	struct damon_spe_record rec;
+	size_t used;
+
+	/* ALIGNMENT to 16 bytes at offset 4: ten bytes that are no packets */
+	memset(buf, 0xff, sizeof(buf));
+	buf[0] = 0x23;
+	buf[1] = 0x00;
+	memcpy(buf + 12, damon_spe_test_load, load_sz);
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, 12 + load_sz, 4, &used,
+						  &rec));
+	KUNIT_EXPECT_EQ(test, 12 + load_sz, used);
+	damon_spe_test_expect_load(test, &rec);
+	/* at offset 20, the boundary is as far */
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, 12 + load_sz, 20, &used,
+						  &rec));
+	KUNIT_EXPECT_EQ(test, 12 + load_sz, used);
+	/* cut before the boundary: the packet is not padding yet */
+	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(buf, 11, 4, &used, &rec));
+	KUNIT_EXPECT_EQ(test, (size_t)0, used);
+
+	/* ALIGNMENT to 8 bytes at a boundary runs to the next one */
+	memset(buf, 0xff, sizeof(buf));
+	buf[0] = 0x22;
+	buf[1] = 0x00;
+	memcpy(buf + 8, damon_spe_test_load, load_sz);
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, 8 + load_sz, 16, &used,
+						  &rec));
+	KUNIT_EXPECT_EQ(test, 8 + load_sz, used);
+	damon_spe_test_expect_load(test, &rec);
 }
 
 /*
@@ -347,7 +387,7 @@ static void damon_spe_test_prefixes(struct kunit *test, const u8 *rec,
 		used = len;
 		memset(poisoned, 0x01, sizeof(poisoned));
 		memcpy(poisoned, rec, n);
-		KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(poisoned, n, &used,
+		KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(poisoned, n, 0, &used,
 							  &out));
 		KUNIT_EXPECT_EQ(test, (size_t)0, used);
 
@@ -356,7 +396,7 @@ static void damon_spe_test_prefixes(struct kunit *test, const u8 *rec,
 		copy = kunit_kmalloc(test, n, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, copy);
 		memcpy(copy, rec, n);
-		KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(copy, n, &used,
+		KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(copy, n, 0, &used,
 							  &out));
 		kunit_kfree(test, copy);
 	}
@@ -391,18 +431,18 @@ static void damon_spe_test_split(struct kunit *test)
 	 */
 	memcpy(first, damon_spe_test_load, load_sz);
 	memcpy(first + load_sz, damon_spe_test_store, cut);
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(first, sizeof(first), &used,
-						  &rec));
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(first, sizeof(first), 0,
+						  &used, &rec));
 	KUNIT_ASSERT_EQ(test, load_sz, used);
 	damon_spe_test_expect_load(test, &rec);
-	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(first + load_sz, cut, &used,
-						  &rec));
+	KUNIT_EXPECT_EQ(test, 0, damon_spe_decode(first + load_sz, cut,
+						  load_sz, &used, &rec));
 	KUNIT_EXPECT_EQ(test, (size_t)0, used);
 
 	/* the kept head, joined with the read from the start of the buffer */
 	memcpy(joined, first + load_sz, cut);
 	memcpy(joined + cut, damon_spe_test_store + cut, store_sz - cut);
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(joined, sizeof(joined),
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(joined, sizeof(joined), 0,
 						  &used, &rec));
 	KUNIT_EXPECT_EQ(test, store_sz, used);
 	damon_spe_test_expect_store(test, &rec);
@@ -418,10 +458,10 @@ static void damon_spe_test_bad_header(struct kunit *test)
 	size_t used;
 
 	memcpy(buf + 2, damon_spe_test_load, sizeof(damon_spe_test_load));
-	KUNIT_EXPECT_EQ(test, -EBADMSG, damon_spe_decode(buf, sizeof(buf),
+	KUNIT_EXPECT_EQ(test, -EBADMSG, damon_spe_decode(buf, sizeof(buf), 0,
 							 &used, &rec));
 	KUNIT_ASSERT_EQ(test, (size_t)2, used);
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf + 2, sizeof(buf) - 2,
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf + 2, sizeof(buf) - 2, 2,
 						  &used, &rec));
 	KUNIT_EXPECT_EQ(test, sizeof(damon_spe_test_load), used);
 	damon_spe_test_expect_load(test, &rec);
@@ -442,13 +482,13 @@ static void damon_spe_test_bad_in_record(struct kunit *test)
 	int err, nr_bad;
 
 	memcpy(buf + 5, damon_spe_test_store, sizeof(damon_spe_test_store));
-	KUNIT_EXPECT_EQ(test, -EBADMSG, damon_spe_decode(buf, sizeof(buf),
+	KUNIT_EXPECT_EQ(test, -EBADMSG, damon_spe_decode(buf, sizeof(buf), 0,
 							 &used, &rec));
 	KUNIT_EXPECT_EQ(test, (size_t)3, used);
 
 	/* resynchronise a byte at a time, up to the next whole record */
 	for (nr_bad = 0; nr_bad < 8; nr_bad++) {
-		err = damon_spe_decode(buf + pos, sizeof(buf) - pos, &used,
+		err = damon_spe_decode(buf + pos, sizeof(buf) - pos, pos, &used,
 				       &rec);
 		if (err != -EBADMSG)
 			break;
@@ -477,20 +517,20 @@ static void damon_spe_test_back_to_back(struct kunit *test)
 	memcpy(buf + load_sz, damon_spe_test_store, store_sz);
 	memcpy(buf + load_sz + store_sz, damon_spe_test_branch, branch_sz);
 
-	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), &used,
+	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf, sizeof(buf), 0, &used,
 						  &rec));
 	KUNIT_EXPECT_EQ(test, load_sz, used);
 	damon_spe_test_expect_load(test, &rec);
 	pos += used;
 
 	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf + pos, sizeof(buf) - pos,
-						  &used, &rec));
+						  pos, &used, &rec));
 	KUNIT_EXPECT_EQ(test, store_sz, used);
 	damon_spe_test_expect_store(test, &rec);
 	pos += used;
 
 	KUNIT_ASSERT_EQ(test, 1, damon_spe_decode(buf + pos, sizeof(buf) - pos,
-						  &used, &rec));
+						  pos, &used, &rec));
 	KUNIT_EXPECT_EQ(test, branch_sz, used);
 	KUNIT_EXPECT_EQ(test, DAMON_SPE_CONTEXT, rec.flags);
 	pos += used;
@@ -510,6 +550,7 @@ static struct kunit_case damon_perf_spe_test_cases[] = {
 	KUNIT_CASE(damon_spe_test_leading_pad),
 	KUNIT_CASE(damon_spe_test_pad_between),
 	KUNIT_CASE(damon_spe_test_only_pad),
+	KUNIT_CASE(damon_spe_test_alignment),
 	KUNIT_CASE(damon_spe_test_short),
 	KUNIT_CASE(damon_spe_test_split),
 	KUNIT_CASE(damon_spe_test_bad_header),
