@@ -92,10 +92,18 @@ struct damon_perf_target {
  *		the context.
  * @starting:	Whether the first round of event creation is running.
  * @targets:	The drain's view of the targets, @nr_targets of them.
- * @regions:	The drain's view of every target's regions, in order.
+ * @regions:	The drain's view of every target's regions, in order,
+ *		@nr_regions of them.
  * @accessed:	Bitmap of @regions that got a sample in this interval.
- * @regions_cap: Capacity of @regions and @accessed.
+ * @hit:	Indices in @regions of the regions that got a sample in this
+ *		interval, @nr_hit of them.
+ * @synced:	For each of @regions, the last sampling interval its access
+ *		rate is up to date with.
+ * @regions_cap: Capacity of @regions, @accessed, @hit and @synced.
  * @targets_cap: Capacity of @targets.
+ * @now:	Sampling intervals checked since the start.
+ * @view_valid:	Whether @targets and @regions still lay out the regions.
+ * @commit_seen: Whether damon_commit_ctx() ran since the last access check.
  * @aux_buf:	DAMON_PERF_AUX_CHUNK bytes the AUX drain reads into, once an
  *		event with an AUX area exists.
  * @obs:	Observation state of the events.
@@ -117,9 +125,16 @@ struct damon_perf {
 	struct damon_perf_target *targets;
 	unsigned int nr_targets;
 	struct damon_region **regions;
+	unsigned int nr_regions;
 	unsigned long *accessed;
+	unsigned int *hit;
+	unsigned int nr_hit;
+	unsigned long *synced;
 	unsigned int regions_cap;
 	unsigned int targets_cap;
+	unsigned long now;
+	bool view_valid;
+	bool commit_seen;
 	u8 *aux_buf;
 	struct damon_perf_obs obs;
 };
@@ -444,9 +459,27 @@ enum damon_perf_drain_mode {
 	DAMON_PERF_DRAIN_LATER,
 };
 
+/* Free the drain's view of the regions. */
+static void damon_perf_free_view(struct damon_perf *perf)
+{
+	kvfree(perf->regions);
+	bitmap_free(perf->accessed);
+	kvfree(perf->hit);
+	kvfree(perf->synced);
+	perf->regions = NULL;
+	perf->accessed = NULL;
+	perf->hit = NULL;
+	perf->synced = NULL;
+	perf->regions_cap = 0;
+	perf->view_valid = false;
+}
+
 /*
  * Lay out the targets and their regions, in address order, for binary
  * search.  Returns the number of regions, or a negative error code.
+ *
+ * Only while the view is not valid: the regions, then, are all up to date
+ * with the last interval checked (see damon_perf_sync()).
  */
 static int damon_perf_build_view(struct damon_perf *perf)
 {
@@ -470,22 +503,23 @@ static int damon_perf_build_view(struct damon_perf *perf)
 			return -ENOMEM;
 	}
 	if (nr_regions > perf->regions_cap) {
-		kvfree(perf->regions);
-		bitmap_free(perf->accessed);
+		damon_perf_free_view(perf);
 		perf->regions = kvcalloc(nr_regions, sizeof(*perf->regions),
 					 GFP_KERNEL);
 		perf->accessed = bitmap_zalloc(nr_regions, GFP_KERNEL);
-		if (!perf->regions || !perf->accessed) {
-			kvfree(perf->regions);
-			bitmap_free(perf->accessed);
-			perf->regions = NULL;
-			perf->accessed = NULL;
-			perf->regions_cap = 0;
+		perf->hit = kvcalloc(nr_regions, sizeof(*perf->hit),
+				     GFP_KERNEL);
+		perf->synced = kvcalloc(nr_regions, sizeof(*perf->synced),
+					GFP_KERNEL);
+		if (!perf->regions || !perf->accessed || !perf->hit ||
+		    !perf->synced) {
+			damon_perf_free_view(perf);
 			return -ENOMEM;
 		}
 		perf->regions_cap = nr_regions;
 	}
 	bitmap_zero(perf->accessed, nr_regions);
+	perf->nr_hit = 0;
 
 	perf->nr_targets = 0;
 	damon_for_each_target(t, ctx) {
@@ -502,10 +536,22 @@ static int damon_perf_build_view(struct damon_perf *perf)
 		}
 		pt->first = i;
 		pt->nr = damon_nr_regions(t);
-		damon_for_each_region(r, t)
+		damon_for_each_region(r, t) {
+			perf->synced[i] = perf->now;
 			perf->regions[i++] = r;
+		}
 	}
+	perf->nr_regions = nr_regions;
+	perf->view_valid = true;
 	return nr_regions;
+}
+
+/* The drain's view of the regions, laid out anew if it is not valid. */
+static int damon_perf_view(struct damon_perf *perf)
+{
+	if (perf->view_valid)
+		return perf->nr_regions;
+	return damon_perf_build_view(perf);
 }
 
 /**
@@ -582,7 +628,7 @@ static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
 	bool updated;
 	int idx;
 
-	damon_perf_obs_drain_begin(&obs);
+	damon_perf_obs_drain_begin(&obs, perf->rings, cpu);
 	while ((n = damon_perf_ring_consume(perf->rings, cpu, buf,
 					    ARRAY_SIZE(buf)))) {
 		damon_perf_obs_drain_dequeue(&obs, n);
@@ -596,6 +642,8 @@ static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
 			}
 			updated = mode == DAMON_PERF_DRAIN_UPDATE &&
 				!__test_and_set_bit(idx, perf->accessed);
+			if (updated)
+				perf->hit[perf->nr_hit++] = idx;
 			damon_perf_obs_drain_match(&obs, updated);
 		}
 	}
@@ -868,7 +916,7 @@ static void damon_perf_aux_drain(struct damon_perf *perf,
  */
 static int damon_perf_drain(struct damon_perf *perf, bool update)
 {
-	int nr_regions = damon_perf_build_view(perf);
+	int nr_regions = damon_perf_view(perf);
 	enum damon_perf_drain_mode mode;
 	unsigned int cpu;
 
@@ -885,6 +933,86 @@ static int damon_perf_drain(struct damon_perf *perf, bool update)
 	return nr_regions;
 }
 
+/*
+ * Bring the access rate of region @i of the view up to date with sampling
+ * interval @to, as one not accessed since it was last.
+ */
+static void damon_perf_age(struct damon_perf *perf, unsigned int i,
+			   unsigned long to, struct damon_attrs *attrs)
+{
+	damon_update_region_access_rate_idle(perf->regions[i],
+					     to - perf->synced[i], attrs);
+	perf->synced[i] = to;
+}
+
+/*
+ * Update the regions that got samples in the interval being checked, the
+ * one after @perf->now, and clear their marks.  Returns the highest
+ * &damon_region->nr_accesses among them.
+ */
+static unsigned int damon_perf_update_hit(struct damon_perf *perf,
+					  struct damon_attrs *attrs)
+{
+	unsigned long now = perf->now + 1;
+	unsigned int max_nr_accesses = 0, i, idx;
+	struct damon_region *r;
+
+	for (i = 0; i < perf->nr_hit; i++) {
+		idx = perf->hit[i];
+		r = perf->regions[idx];
+		damon_perf_age(perf, idx, now - 1, attrs);
+		damon_update_region_access_rate(r, true, attrs);
+		perf->synced[idx] = now;
+		max_nr_accesses = max(r->nr_accesses, max_nr_accesses);
+		__clear_bit(idx, perf->accessed);
+	}
+	perf->nr_hit = 0;
+	perf->now = now;
+	return max_nr_accesses;
+}
+
+/*
+ * Bring every region up to date with the last interval checked and drop the
+ * view, which DAMON core may change from here on.  Returns the highest
+ * &damon_region->nr_accesses of the regions.
+ */
+static unsigned int damon_perf_sync(struct damon_perf *perf,
+				    struct damon_attrs *attrs)
+{
+	unsigned int max_nr_accesses = 0, i;
+
+	if (!perf->view_valid)
+		return 0;
+	for (i = 0; i < perf->nr_regions; i++) {
+		damon_perf_age(perf, i, perf->now, attrs);
+		max_nr_accesses = max(perf->regions[i]->nr_accesses,
+				      max_nr_accesses);
+	}
+	perf->view_valid = false;
+	return max_nr_accesses;
+}
+
+/*
+ * Whether DAMON core, after this access check, reads the access rates of the
+ * regions or changes the regions before the next one: at the end of an
+ * aggregation interval, an operations update interval or a scheme's apply
+ * interval, or after a commit, which may also have moved those ends.
+ */
+static bool damon_perf_core_reads(struct damon_ctx *ctx)
+{
+	unsigned long passed = ctx->passed_sample_intervals;
+	struct damos *s;
+
+	if (ctx->perf->commit_seen || passed >= ctx->next_aggregation_sis ||
+	    passed >= ctx->next_ops_update_sis)
+		return true;
+	damon_for_each_scheme(s, ctx) {
+		if (passed >= s->next_apply_sis)
+			return true;
+	}
+	return false;
+}
+
 /**
  * damon_perf_check_accesses() - Access check of a perf-sampling context.
  * @ctx:	The context.
@@ -894,25 +1022,53 @@ static int damon_perf_drain(struct damon_perf *perf, bool update)
  * Called by the kdamond once per sampling interval, in place of
  * &damon_operations->check_accesses.
  *
- * Return: the highest &damon_region->nr_accesses of the regions.
+ * The cost of a check grows with the records and the regions they hit, not
+ * with the regions: the view of the regions is kept while DAMON core leaves
+ * them alone, and only the regions that got samples have their access rates
+ * updated.  The others are brought up to date, in one step each, where DAMON
+ * core reads the rates or changes the regions: at the end of the check that
+ * precedes it (see damon_perf_core_reads()), and in damon_commit_ctx()
+ * (damon_perf_sync_regions()).
+ *
+ * Return: the highest &damon_region->nr_accesses of the regions at the end
+ * of an aggregation interval, where DAMON core uses it; at other intervals,
+ * that of the regions that got samples in this one.
  */
 unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
 {
 	struct damon_perf *perf = ctx->perf;
-	unsigned int max_nr_accesses = 0;
-	int nr_regions, i;
+	unsigned int max_nr_accesses;
 
 	if (!perf)
 		return 0;
-	nr_regions = damon_perf_drain(perf, true);
-	for (i = 0; i < nr_regions; i++) {
-		struct damon_region *r = perf->regions[i];
-
-		damon_update_region_access_rate(r, test_bit(i, perf->accessed),
-						&ctx->attrs);
-		max_nr_accesses = max(r->nr_accesses, max_nr_accesses);
-	}
+	/* without a view, no region is updated, as if the interval had not been */
+	if (damon_perf_drain(perf, true) < 0)
+		return 0;
+	max_nr_accesses = damon_perf_update_hit(perf, &ctx->attrs);
+	if (damon_perf_core_reads(ctx))
+		max_nr_accesses = damon_perf_sync(perf, &ctx->attrs);
+	perf->commit_seen = false;
 	return max_nr_accesses;
+}
+
+/**
+ * damon_perf_sync_regions() - Bring the access rates of the regions up to date.
+ * @ctx:	The context.
+ *
+ * Called by damon_commit_ctx() before it changes anything of @ctx: a running
+ * perf-sampling context updates the access rates of its regions lazily (see
+ * damon_perf_check_accesses()), so this brings every region up to date with
+ * the last access check and lets the next check lay the regions out anew.
+ * Does nothing for a context that does not sample.
+ */
+void damon_perf_sync_regions(struct damon_ctx *ctx)
+{
+	struct damon_perf *perf = ctx->perf;
+
+	if (!perf)
+		return;
+	damon_perf_sync(perf, &ctx->attrs);
+	perf->commit_seen = true;
 }
 
 /*
@@ -1262,8 +1418,7 @@ static void damon_perf_free(struct damon_perf *perf)
 	kfree(perf->events);
 	kfree(perf->attrs);
 	kfree(perf->targets);
-	kvfree(perf->regions);
-	bitmap_free(perf->accessed);
+	damon_perf_free_view(perf);
 	kfree(perf->aux_buf);
 	damon_perf_obs_exit(&perf->obs);
 	kfree(perf);
@@ -1518,6 +1673,8 @@ void damon_perf_pause(struct damon_ctx *ctx)
 	synchronize_rcu();
 	/* out of the list now: damon_perf_enable() adds it again */
 	INIT_LIST_HEAD(&perf->list);
+	/* callbacks of the deactivated kdamond may read the regions */
+	damon_perf_sync(perf, &ctx->attrs);
 	damon_perf_drain(perf, false);
 }
 
@@ -1535,6 +1692,8 @@ void damon_perf_resume(struct damon_ctx *ctx)
 	if (!perf || !perf->paused)
 		return;
 	perf->paused = false;
+	/* every region is up to date: no access check ran in the pause */
+	perf->view_valid = false;
 	damon_perf_enable(ctx);
 }
 
@@ -1567,7 +1726,7 @@ void damon_perf_stop(struct damon_ctx *ctx)
 		for_each_online_cpu(cpu)
 			damon_perf_enable_cpu(perf, cpu, false);
 		cpus_read_unlock();
-		damon_perf_aux_drain(perf, damon_perf_build_view(perf) >= 0 ?
+		damon_perf_aux_drain(perf, damon_perf_view(perf) >= 0 ?
 				     DAMON_PERF_DRAIN_ACCOUNT :
 				     DAMON_PERF_DRAIN_NO_VIEW);
 	}

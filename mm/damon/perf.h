@@ -17,6 +17,7 @@ void damon_perf_enable(struct damon_ctx *ctx);
 void damon_perf_pause(struct damon_ctx *ctx);
 void damon_perf_resume(struct damon_ctx *ctx);
 unsigned int damon_perf_check_accesses(struct damon_ctx *ctx);
+void damon_perf_sync_regions(struct damon_ctx *ctx);
 void damon_perf_stop(struct damon_ctx *ctx);
 int damon_perf_commit(struct damon_ctx *dst, struct damon_ctx *src);
 
@@ -63,6 +64,10 @@ static inline void damon_perf_resume(struct damon_ctx *ctx)
 static inline unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
 {
 	return 0;
+}
+
+static inline void damon_perf_sync_regions(struct damon_ctx *ctx)
+{
 }
 
 static inline void damon_perf_stop(struct damon_ctx *ctx)

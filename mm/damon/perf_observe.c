@@ -18,8 +18,15 @@
  * counts on its own CPU, in any context, NMI included, with this_cpu
  * operations (which an NMI cannot tear on 64-bit architectures; on 32-bit
  * ones a nested NMI may lose an increment); the drain side runs in kdamonds
- * on any CPU and adds to the sampling CPU's counters atomically.  Readers get
- * a best-effort snapshot without taking any lock.
+ * on any CPU and adds to the sampling CPU's counters atomically.
+ *
+ * What the drain can work out, it counts, so that the sampling side does no
+ * more per sample, inline, than increment two counters, check whether an
+ * event state is to change and test the damon_perf_sample tracepoint's
+ * static key: the records stored in a ring (enqueue) are counted from the
+ * ring's head at each drain, and the ring's high-water mark (ring_peak) is
+ * what a drain finds in it, as only drains take records out.  Readers get a
+ * best-effort snapshot without taking any lock.
  */
 
 #define pr_fmt(fmt) "damon-perf: " fmt
@@ -28,6 +35,7 @@
 #include <linux/debugfs.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
+#include <linux/sched/clock.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
@@ -49,6 +57,8 @@
  * @stats:	The counters the ring's producers count in, with
  *		CONFIG_DAMON_PERF_OBSERVE.
  * @tail:	Every position below this one is consumed.
+ * @counted:	Every position below this one is counted as enqueued, with
+ *		CONFIG_DAMON_PERF_OBSERVE.
  *
  * The producer side runs only on the ring's own CPU, but a producer can be
  * interrupted by another one on that CPU (an NMI-context PMU sample landing
@@ -61,7 +71,8 @@
  *
  * @head is written by the producer side and read by the consumer; @tail is
  * written by the consumer and read by the producers, and has a cache line
- * of its own.  The two are free-running; slots are indexed by
+ * of its own, which it shares only with @counted, the consumer's.  The
+ * positions are free-running; slots are indexed by
  * position & DAMON_PERF_RING_MASK.
  */
 struct damon_perf_ring {
@@ -73,11 +84,12 @@ struct damon_perf_ring {
 	struct damon_perf_obs_stats *stats;
 #endif
 	unsigned long tail ____cacheline_aligned_in_smp;
+#ifdef CONFIG_DAMON_PERF_OBSERVE
+	unsigned long counted;
+#endif
 };
 
 #ifdef CONFIG_DAMON_PERF_OBSERVE
-static void damon_perf_obs_enqueue(struct damon_perf_ring *ring,
-				   unsigned long occupancy);
 static void damon_perf_obs_overflow(struct damon_perf_ring *ring,
 				    unsigned long occupancy);
 
@@ -87,11 +99,6 @@ static void damon_perf_ring_set_stats(struct damon_perf_ring *ring,
 	ring->stats = obs->stats;
 }
 #else
-static inline void damon_perf_obs_enqueue(struct damon_perf_ring *ring,
-					  unsigned long occupancy)
-{
-}
-
 static inline void damon_perf_obs_overflow(struct damon_perf_ring *ring,
 					   unsigned long occupancy)
 {
@@ -276,12 +283,10 @@ bool damon_perf_ring_push(struct damon_perf_ring __percpu *rings, u64 addr,
 	struct damon_perf_record rec = { .addr = addr, .tgid = tgid };
 	unsigned long occupancy;
 
-	if (!__damon_perf_ring_push(ring, &rec, &occupancy)) {
-		damon_perf_obs_overflow(ring, occupancy);
-		return false;
-	}
-	damon_perf_obs_enqueue(ring, occupancy);
-	return true;
+	if (likely(__damon_perf_ring_push(ring, &rec, &occupancy)))
+		return true;
+	damon_perf_obs_overflow(ring, occupancy);
+	return false;
 }
 
 /*
@@ -335,47 +340,6 @@ unsigned int damon_perf_ring_consume(struct damon_perf_ring __percpu *rings,
 }
 
 #ifdef CONFIG_DAMON_PERF_OBSERVE
-
-/*
- * struct damon_perf_obs_cpu - Counters and event states of one CPU.
- * @callback:	Entries into the overflow handler, and AUX records decoded.
- * @reason:	Callbacks by &enum damon_perf_sample_reason.
- * @enqueue:	Valid reports stored in a ring.
- * @overflow:	Valid reports dropped because the ring was full.
- * @ring_peak:	Highest ring occupancy seen.
- * @missed:	Valid reports that no context took.
- * @dequeue:	Records drained from the rings of this CPU.
- * @match:	Drained records that hit a region.
- * @miss:	Drained records that hit no region, by &enum damon_perf_miss.
- * @update:	Drained records that turned a region accessed.
- * @aux_records: Records decoded from the AUX areas of this CPU's events.
- * @aux_malformed: Malformed packets skipped in those areas.
- * @aux_truncated: Times one of those areas was found full.
- * @aux_collision: Times the PMU reported samples lost to collisions.
- * @nr_in_state: Live (context, CPU) event sets in each state.
- * @error:	perf refused an event here since the last successful create.
- *
- * The first six are written only by the CPU itself; the drain side
- * fields, the AUX ones included, by any CPU.
- */
-struct damon_perf_obs_cpu {
-	u64 callback;
-	u64 reason[NR_DAMON_PERF_SAMPLE_REASONS];
-	u64 enqueue;
-	u64 overflow;
-	u64 ring_peak;
-	u64 missed;
-	atomic64_t dequeue;
-	atomic64_t match;
-	atomic64_t miss[NR_DAMON_PERF_MISSES];
-	atomic64_t update;
-	atomic64_t aux_records;
-	atomic64_t aux_malformed;
-	atomic64_t aux_truncated;
-	atomic64_t aux_collision;
-	atomic_t nr_in_state[NR_DAMON_PERF_STS];
-	bool error;
-};
 
 /*
  * struct damon_perf_obs_stats - A set of counters and event states.
@@ -477,6 +441,15 @@ static void damon_perf_obs_moved(struct damon_perf_obs *obs, unsigned int cpu,
 		atomic_dec(&c->nr_in_state[from]);
 	if (damon_perf_st_counted(to))
 		atomic_inc(&c->nr_in_state[to]);
+	/*
+	 * A sample that finds none ENABLED skips the state; this may go
+	 * below zero for a moment, when a sample's ENABLED -> RUNNING comes
+	 * between a step's cmpxchg and its increment.
+	 */
+	if (from == DAMON_PERF_ST_ENABLED)
+		atomic_dec(&obs->nr_enabled);
+	if (to == DAMON_PERF_ST_ENABLED)
+		atomic_inc(&obs->nr_enabled);
 	if (to == DAMON_PERF_ST_ERROR)
 		WRITE_ONCE(c->error, true);
 	else if (to == DAMON_PERF_ST_CREATED)
@@ -513,11 +486,9 @@ static bool damon_perf_obs_change(struct damon_perf_obs *obs, unsigned int cpu,
 /*
  * ENABLED -> RUNNING, on a sample.  A single cmpxchg, as the sample may be
  * in NMI context: a sample that loses the race against a release or
- * another sample changes nothing, and is not an illegal change.  Inlined
- * into the sampling path, which its KUnit tests would keep it out of.
+ * another sample changes nothing, and is not an illegal change.
  */
-static __always_inline void damon_perf_obs_run(struct damon_perf_obs *obs,
-					       unsigned int cpu)
+static void damon_perf_obs_run(struct damon_perf_obs *obs, unsigned int cpu)
 {
 	if (READ_ONCE(obs->state[cpu]) == DAMON_PERF_ST_ENABLED &&
 	    cmpxchg(&obs->state[cpu], DAMON_PERF_ST_ENABLED,
@@ -604,6 +575,8 @@ static inline struct damon_perf_obs_stats *damon_perf_obs_kunit_stats(void)
 int damon_perf_obs_init(struct damon_perf_obs *obs)
 {
 	obs->stats = damon_perf_obs_kunit_stats() ?: &damon_perf_obs_live;
+	obs->cpus = obs->stats->cpus;
+	atomic_set(&obs->nr_enabled, 0);
 	obs->state = kcalloc(nr_cpu_ids, sizeof(*obs->state), GFP_KERNEL);
 	return obs->state ? 0 : -ENOMEM;
 }
@@ -664,47 +637,41 @@ static unsigned int damon_perf_sample_context(void)
 }
 
 /**
- * damon_perf_obs_callback() - Count a callback of a context's events.
- * @obs:	Observation state of the context.
+ * damon_perf_obs_first_sample() - Move this CPU's events to RUNNING.
+ * @obs:	Observation state of the context whose event sampled.
  *
- * Called where the overflow handler is entered, and for each record the
- * AUX drain decodes, before anything is made of the sample: the callbacks
- * are counted apart from their classification by damon_perf_obs_sample()
- * and damon_perf_obs_aux_record(), so that a sample lost between the two
- * shows as a callback no class took.  Runs in any context, NMI included,
- * with preemption disabled.
+ * The part of damon_perf_obs_sample() that runs only while some CPU's events
+ * of the context are ENABLED and have not sampled yet: moves this CPU's to
+ * RUNNING if they are ENABLED.  Runs in the overflow handler's context, NMI
+ * included.
  */
-void damon_perf_obs_callback(struct damon_perf_obs *obs)
+void damon_perf_obs_first_sample(struct damon_perf_obs *obs)
 {
-	this_cpu_inc(obs->stats->cpus->callback);
+	damon_perf_obs_run(obs, smp_processor_id());
 }
 
 /**
- * damon_perf_obs_sample() - Classify and trace a sample callback.
- * @obs:	Observation state of the context whose event sampled.
+ * damon_perf_obs_trace_sample() - Trace a sample callback.
  * @event:	The event.
  * @data:	The sample data, or NULL.
  * @pmu_flags:	What the PMU filled in (&perf_sample_data->sample_flags).
  * @addr:	The sample's virtual address, or zero.
  * @reason:	What the overflow handler made of the sample.
  *
- * Runs in the overflow handler's context, NMI included.
+ * The part of damon_perf_obs_sample() that runs only while the
+ * damon_perf_sample tracepoint is enabled: what only the tracepoint shows
+ * is worked out here, out of the sampling path's way.  Runs in the overflow
+ * handler's context, NMI included.
  */
-void damon_perf_obs_sample(struct damon_perf_obs *obs,
-			   struct perf_event *event,
-			   struct perf_sample_data *data, u64 pmu_flags,
-			   u64 addr, enum damon_perf_sample_reason reason)
+void damon_perf_obs_trace_sample(struct perf_event *event,
+				 struct perf_sample_data *data, u64 pmu_flags,
+				 u64 addr, enum damon_perf_sample_reason reason)
 {
-	unsigned int cpu = smp_processor_id();
-
-	this_cpu_inc(obs->stats->cpus->reason[reason]);
-	damon_perf_obs_run(obs, cpu);
-
 	trace_damon_perf_sample(addr,
 				data && (pmu_flags & PERF_SAMPLE_DATA_SRC) ?
 				data->data_src.val : 0,
-				data ? data->period : 0, cpu, reason,
-				pmu_flags, event->attr.sample_type,
+				data ? data->period : 0, smp_processor_id(),
+				reason, pmu_flags, event->attr.sample_type,
 				damon_perf_sample_context());
 }
 
@@ -728,7 +695,7 @@ void damon_perf_obs_aux_record(struct damon_perf_obs *obs,
 			       u64 addr, u64 data_src, u64 found,
 			       enum damon_perf_sample_reason reason)
 {
-	this_cpu_inc(obs->stats->cpus->reason[reason]);
+	this_cpu_inc(obs->cpus->reason[reason]);
 	damon_perf_obs_run(obs, cpu);
 	trace_damon_perf_sample(addr, data_src, event->attr.sample_period, cpu,
 				reason, found, event->attr.sample_type,
@@ -759,27 +726,6 @@ void damon_perf_obs_aux_end(struct damon_perf_obs *obs, unsigned int cpu,
 					       truncated);
 }
 
-/* Raise this CPU's ring_peak to @occupancy; best effort against nesting. */
-static void damon_perf_obs_peak(struct damon_perf_obs_cpu __percpu *cpus,
-				unsigned long occupancy)
-{
-	u64 old;
-
-	do {
-		old = this_cpu_read(cpus->ring_peak);
-		if (occupancy <= old)
-			return;
-	} while (this_cpu_cmpxchg(cpus->ring_peak, old, occupancy) != old);
-}
-
-/* Count a record stored in this CPU's @ring, which now holds @occupancy. */
-static void damon_perf_obs_enqueue(struct damon_perf_ring *ring,
-				   unsigned long occupancy)
-{
-	this_cpu_inc(ring->stats->cpus->enqueue);
-	damon_perf_obs_peak(ring->stats->cpus, occupancy);
-}
-
 /* Count and trace a record this CPU's full @ring, of @occupancy, dropped. */
 static void damon_perf_obs_overflow(struct damon_perf_ring *ring,
 				    unsigned long occupancy)
@@ -787,7 +733,6 @@ static void damon_perf_obs_overflow(struct damon_perf_ring *ring,
 	struct damon_perf_obs_cpu __percpu *cpus = ring->stats->cpus;
 
 	this_cpu_inc(cpus->overflow);
-	damon_perf_obs_peak(cpus, occupancy);
 	trace_damon_perf_ring_overflow(smp_processor_id(), occupancy,
 				       DAMON_PERF_RING_SIZE,
 				       this_cpu_read(cpus->overflow));
@@ -810,12 +755,61 @@ void damon_perf_obs_report_missed(enum damon_perf_report_missed why,
 }
 
 /**
+ * damon_perf_obs_drain_begin() - Start the tally of one drain of a CPU's ring.
+ * @d:		The tally.
+ * @rings:	The rings of the context to be drained.
+ * @cpu:	The CPU whose ring is to be drained.
+ *
+ * Notes when the drain began and how many records the ring holds.  As only
+ * drains take records out, that is the most the ring held since the last
+ * drain, give or take a record stored while this one runs.
+ */
+void damon_perf_obs_drain_begin(struct damon_perf_obs_drain *d,
+				struct damon_perf_ring __percpu *rings,
+				unsigned int cpu)
+{
+	*d = (struct damon_perf_obs_drain){
+		.start = local_clock(),
+		.occupancy = damon_perf_ring_len(per_cpu_ptr(rings, cpu)),
+	};
+}
+
+/* Raise @c's ring_peak to @occupancy. */
+static void damon_perf_obs_peak(struct damon_perf_obs_cpu *c,
+				unsigned long occupancy)
+{
+	s64 old = atomic64_read(&c->ring_peak);
+
+	while (occupancy > old &&
+	       !atomic64_try_cmpxchg(&c->ring_peak, &old, occupancy))
+		;
+}
+
+/*
+ * Count the records stored in @ring since the last count as enqueued.  For
+ * the ring's one consumer: the producers count nothing on success, so that
+ * a stored record costs them nothing but the ring's own work.
+ */
+static void damon_perf_obs_count_enqueued(struct damon_perf_ring *ring,
+					  struct damon_perf_obs_cpu *c)
+{
+	/* only a count: no slot below it is read */
+	unsigned long head = READ_ONCE(ring->head);
+
+	atomic64_add(head - ring->counted, &c->enqueue);
+	ring->counted = head;
+}
+
+/**
  * damon_perf_obs_drain_end() - Count and trace one drain of a CPU's ring.
  * @rings:	The rings of the context that was drained.
  * @cpu:	The CPU whose ring was drained.
  * @drain:	What the drain did, from damon_perf_obs_drain_begin() on.
  *
- * A drain that found the ring empty is neither counted nor traced.
+ * Also counts what the CPU's producers stored in the ring since the last
+ * drain as enqueued, and raises its ring_peak to what the ring held when
+ * the drain began.  Otherwise a drain that found the ring empty is neither
+ * counted nor traced.
  */
 void damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
 			      unsigned int cpu,
@@ -826,6 +820,8 @@ void damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
 	unsigned long miss = 0;
 	int i;
 
+	damon_perf_obs_count_enqueued(ring, c);
+	damon_perf_obs_peak(c, drain->occupancy);
 	if (!drain->dequeue)
 		return;
 	atomic64_add(drain->dequeue, &c->dequeue);
@@ -897,10 +893,10 @@ static void damon_perf_obs_read_cpu(struct damon_perf_obs_stats *stats,
 	v[DAMON_PERF_C_CALLBACK] = READ_ONCE(c->callback);
 	for (i = 0; i < NR_DAMON_PERF_SAMPLE_REASONS; i++)
 		v[DAMON_PERF_C_VALID + i] = READ_ONCE(c->reason[i]);
-	v[DAMON_PERF_C_ENQUEUE] = READ_ONCE(c->enqueue);
+	v[DAMON_PERF_C_ENQUEUE] = atomic64_read(&c->enqueue);
 	v[DAMON_PERF_C_DEQUEUE] = atomic64_read(&c->dequeue);
 	v[DAMON_PERF_C_OVERFLOW] = READ_ONCE(c->overflow);
-	v[DAMON_PERF_C_RING_PEAK] = READ_ONCE(c->ring_peak);
+	v[DAMON_PERF_C_RING_PEAK] = atomic64_read(&c->ring_peak);
 	v[DAMON_PERF_C_MATCH] = atomic64_read(&c->match);
 	for (i = 0; i < NR_DAMON_PERF_MISSES; i++)
 		v[DAMON_PERF_C_MISS_TGID + i] = atomic64_read(&c->miss[i]);

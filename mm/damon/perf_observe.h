@@ -14,10 +14,10 @@
 #ifndef __MM_DAMON_PERF_OBSERVE_H
 #define __MM_DAMON_PERF_OBSERVE_H
 
+#include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
-#include <linux/sched/clock.h>
 #include <linux/types.h>
 
 /**
@@ -147,14 +147,64 @@ struct damon_perf_obs_aux {
 
 #ifdef CONFIG_DAMON_PERF_OBSERVE
 
+#include <trace/events/damon.h>
+
+/**
+ * struct damon_perf_obs_cpu - Counters and event states of one CPU.
+ * @callback:	Entries into the overflow handler, and AUX records decoded.
+ * @reason:	Callbacks by &enum damon_perf_sample_reason.
+ * @overflow:	Valid reports dropped because the ring was full.
+ * @missed:	Valid reports that no context took.
+ * @enqueue:	Valid reports stored in a ring, counted by the drains.
+ * @ring_peak:	Most records a drain found in a ring of this CPU.
+ * @dequeue:	Records drained from the rings of this CPU.
+ * @match:	Drained records that hit a region.
+ * @miss:	Drained records that hit no region, by &enum damon_perf_miss.
+ * @update:	Drained records that turned a region accessed.
+ * @aux_records: Records decoded from the AUX areas of this CPU's events.
+ * @aux_malformed: Malformed packets skipped in those areas.
+ * @aux_truncated: Times one of those areas was found full.
+ * @aux_collision: Times the PMU reported samples lost to collisions.
+ * @nr_in_state: Live (context, CPU) event sets in each state.
+ * @error:	perf refused an event here since the last successful create.
+ *
+ * The first four are written only by the CPU itself, with this_cpu
+ * operations; the others, the AUX ones included, by any CPU, atomically.  A
+ * record stored in a ring costs its producer no counter: the drain counts
+ * it as enqueued.
+ */
+struct damon_perf_obs_cpu {
+	u64 callback;
+	u64 reason[NR_DAMON_PERF_SAMPLE_REASONS];
+	u64 overflow;
+	u64 missed;
+	atomic64_t enqueue;
+	atomic64_t ring_peak;
+	atomic64_t dequeue;
+	atomic64_t match;
+	atomic64_t miss[NR_DAMON_PERF_MISSES];
+	atomic64_t update;
+	atomic64_t aux_records;
+	atomic64_t aux_malformed;
+	atomic64_t aux_truncated;
+	atomic64_t aux_collision;
+	atomic_t nr_in_state[NR_DAMON_PERF_STS];
+	bool error;
+};
+
 struct damon_perf_obs_stats;
 
 /**
  * struct damon_perf_obs - Observation state of one context's perf events.
+ * @cpus:	The per-CPU counters of @stats, for the sampling path.
+ * @nr_enabled:	CPUs whose events are ENABLED: not yet sampled since their
+ *		enabling.
  * @stats:	The counters and event states the context counts in.
  * @state:	&enum damon_perf_cpu_state of the events on each CPU.
  */
 struct damon_perf_obs {
+	struct damon_perf_obs_cpu __percpu *cpus;
+	atomic_t nr_enabled;
 	struct damon_perf_obs_stats *stats;
 	u32 *state;
 };
@@ -165,6 +215,7 @@ struct damon_perf_obs {
  * @match:	Records that hit a region.
  * @miss:	Records that hit no region, by &enum damon_perf_miss.
  * @update:	Records that turned a region accessed for the interval.
+ * @occupancy:	Records the ring held when the drain began.
  * @start:	local_clock() when the drain began.
  *
  * The drain fills this in through the damon_perf_obs_drain_*() helpers,
@@ -176,6 +227,7 @@ struct damon_perf_obs_drain {
 	unsigned long match;
 	unsigned long miss[NR_DAMON_PERF_MISSES];
 	unsigned long update;
+	unsigned long occupancy;
 	u64 start;
 };
 
@@ -185,13 +237,15 @@ struct kunit;
 int damon_perf_obs_kunit_isolate(struct kunit *test);
 void damon_perf_obs_state(struct damon_perf_obs *obs, unsigned int cpu,
 			  enum damon_perf_cpu_state state);
-void damon_perf_obs_callback(struct damon_perf_obs *obs);
-void damon_perf_obs_sample(struct damon_perf_obs *obs,
-			   struct perf_event *event,
-			   struct perf_sample_data *data, u64 pmu_flags,
-			   u64 addr, enum damon_perf_sample_reason reason);
+void damon_perf_obs_first_sample(struct damon_perf_obs *obs);
+void damon_perf_obs_trace_sample(struct perf_event *event,
+				 struct perf_sample_data *data, u64 pmu_flags,
+				 u64 addr, enum damon_perf_sample_reason reason);
 void damon_perf_obs_report_missed(enum damon_perf_report_missed why,
 				  unsigned long addr, pid_t tgid);
+void damon_perf_obs_drain_begin(struct damon_perf_obs_drain *d,
+				struct damon_perf_ring __percpu *rings,
+				unsigned int cpu);
 void damon_perf_obs_aux_record(struct damon_perf_obs *obs,
 			       struct perf_event *event, unsigned int cpu,
 			       u64 addr, u64 data_src, u64 found,
@@ -202,9 +256,51 @@ void damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
 			      unsigned int cpu,
 			      const struct damon_perf_obs_drain *drain);
 
-static inline void damon_perf_obs_drain_begin(struct damon_perf_obs_drain *d)
+/*
+ * The sampling side's hooks are inline: they run for every sample, in the
+ * overflow handler, NMI included, with preemption disabled.
+ */
+
+/**
+ * damon_perf_obs_callback() - Count a callback of a context's events.
+ * @obs:	Observation state of the context.
+ *
+ * Called where the overflow handler is entered, and for each record the
+ * AUX drain decodes, before anything is made of the sample: the callbacks
+ * are counted apart from their classification by damon_perf_obs_sample()
+ * and damon_perf_obs_aux_record(), so that a sample lost between the two
+ * shows as a callback no class took.
+ */
+static __always_inline void damon_perf_obs_callback(struct damon_perf_obs *obs)
 {
-	*d = (struct damon_perf_obs_drain){ .start = local_clock() };
+	this_cpu_inc(obs->cpus->callback);
+}
+
+/**
+ * damon_perf_obs_sample() - Count and trace a classified sample callback.
+ * @obs:	Observation state of the context whose event sampled.
+ * @event:	The event.
+ * @data:	The sample data, or NULL.
+ * @pmu_flags:	What the PMU filled in (&perf_sample_data->sample_flags).
+ * @addr:	The sample's virtual address, or zero.
+ * @reason:	What the overflow handler made of the sample.
+ *
+ * Counts the sample under @reason and, while some CPU's events are still
+ * ENABLED, moves this CPU's to RUNNING.  While the damon_perf_sample
+ * tracepoint is off, that is all: its arguments are worked out only once
+ * its static key says it is on.
+ */
+static __always_inline void
+damon_perf_obs_sample(struct damon_perf_obs *obs, struct perf_event *event,
+		      struct perf_sample_data *data, u64 pmu_flags, u64 addr,
+		      enum damon_perf_sample_reason reason)
+{
+	this_cpu_inc(obs->cpus->reason[reason]);
+	if (unlikely(atomic_read(&obs->nr_enabled)))
+		damon_perf_obs_first_sample(obs);
+	if (trace_damon_perf_sample_enabled())
+		damon_perf_obs_trace_sample(event, data, pmu_flags, addr,
+					    reason);
 }
 
 static inline void damon_perf_obs_drain_dequeue(struct damon_perf_obs_drain *d,
@@ -288,7 +384,10 @@ damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
 {
 }
 
-static inline void damon_perf_obs_drain_begin(struct damon_perf_obs_drain *d)
+static inline void
+damon_perf_obs_drain_begin(struct damon_perf_obs_drain *d,
+			   struct damon_perf_ring __percpu *rings,
+			   unsigned int cpu)
 {
 }
 

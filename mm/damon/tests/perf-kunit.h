@@ -9,6 +9,7 @@
 #define _DAMON_PERF_TEST_H
 
 #include <kunit/test.h>
+#include <linux/prandom.h>
 
 static void damon_perf_test_classify(struct kunit *test)
 {
@@ -160,6 +161,9 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 	perf.regions = r;
 	perf.accessed = bitmap_zalloc(ARRAY_SIZE(r), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, perf.accessed);
+	perf.hit = kunit_kcalloc(test, ARRAY_SIZE(r), sizeof(*perf.hit),
+				 GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, perf.hit);
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&perf.obs));
 	perf.rings = damon_perf_rings_alloc(&perf.obs);
 	KUNIT_ASSERT_TRUE(test, perf.rings);
@@ -167,6 +171,7 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 	for (mode = DAMON_PERF_DRAIN_UPDATE; mode <= DAMON_PERF_DRAIN_NO_VIEW;
 	     mode++) {
 		bitmap_zero(perf.accessed, ARRAY_SIZE(r));
+		perf.nr_hit = 0;
 		migrate_disable();
 		cpu = smp_processor_id();
 		preempt_disable();
@@ -183,6 +188,13 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 				test_bit(3, perf.accessed));
 		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE ? 2 : 0,
 				bitmap_weight(perf.accessed, ARRAY_SIZE(r)));
+		/* and lists them, in the order of their first records */
+		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE ? 2 : 0,
+				perf.nr_hit);
+		if (mode == DAMON_PERF_DRAIN_UPDATE) {
+			KUNIT_EXPECT_EQ(test, 1, perf.hit[0]);
+			KUNIT_EXPECT_EQ(test, 3, perf.hit[1]);
+		}
 		/* whatever the mode, the ring is empty afterwards */
 		n = damon_perf_ring_consume(perf.rings, cpu, &rec, 1);
 		KUNIT_EXPECT_EQ(test, 0, n);
@@ -192,6 +204,139 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 	damon_perf_obs_exit(&perf.obs);
 	bitmap_free(perf.accessed);
 	damon_destroy_target(t);
+}
+
+/*
+ * The lazy update of the access rates leaves every region as updating each
+ * region at every interval does, wherever DAMON core reads them: over a
+ * random history of samples, aggregations and reads.
+ */
+static void damon_perf_test_lazy_update(struct kunit *test)
+{
+	enum { NR = 16, INTERVALS = 4000, AGGR = 20 };
+	struct damon_attrs attrs = {
+		.sample_interval = 5000,
+		.aggr_interval = 5000 * AGGR,
+	};
+	unsigned int i, k, max_eager, max_lazy, nr_reads = 0;
+	struct damon_region *r, *eager;
+	struct damon_perf *perf;
+	struct damon_target *t;
+	struct damon_ctx *ctx;
+	struct rnd_state rnd;
+	bool ok;
+
+	prandom_seed_state(&rnd, 42);
+	eager = kunit_kcalloc(test, NR, sizeof(*eager), GFP_KERNEL);
+	perf = kunit_kzalloc(test, sizeof(*perf), GFP_KERNEL);
+	ctx = damon_new_ctx();
+	t = damon_new_target();
+	KUNIT_ASSERT_TRUE(test, eager && perf && ctx && t);
+	damon_add_target(ctx, t);
+	for (i = 0; i < NR; i++) {
+		r = damon_new_region(i * 10, i * 10 + 10);
+		KUNIT_ASSERT_NOT_NULL(test, r);
+		r->last_nr_accesses = prandom_u32_state(&rnd) % (AGGR + 1);
+		r->nr_accesses_bp = r->last_nr_accesses * 10000;
+		damon_add_region(r, t);
+		eager[i] = *r;
+	}
+	perf->ctx = ctx;
+	KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
+
+	for (k = 1; k <= INTERVALS; k++) {
+		max_eager = 0;
+		i = 0;
+		damon_for_each_region(r, t) {
+			/* region i gets samples in about i of NR intervals */
+			bool hit = prandom_u32_state(&rnd) % NR < i;
+
+			damon_update_region_access_rate(&eager[i], hit, &attrs);
+			max_eager = max(eager[i].nr_accesses, max_eager);
+			/* as a drain does: a region listed once, however hit */
+			if (hit && !__test_and_set_bit(i, perf->accessed))
+				perf->hit[perf->nr_hit++] = i;
+			if (hit && !__test_and_set_bit(i, perf->accessed))
+				perf->hit[perf->nr_hit++] = i;
+			i++;
+		}
+		damon_perf_update_hit(perf, &attrs);
+		KUNIT_EXPECT_EQ(test, k, perf->now);
+
+		/* DAMON core reads at each aggregation, and at random */
+		if (k % AGGR && prandom_u32_state(&rnd) % 7)
+			continue;
+		nr_reads++;
+		max_lazy = damon_perf_sync(perf, &attrs);
+		KUNIT_EXPECT_FALSE(test, perf->view_valid);
+		KUNIT_EXPECT_EQ(test, max_eager, max_lazy);
+		i = 0;
+		ok = true;
+		damon_for_each_region(r, t) {
+			ok &= r->nr_accesses == eager[i].nr_accesses &&
+				r->nr_accesses_bp == eager[i].nr_accesses_bp;
+			i++;
+		}
+		KUNIT_EXPECT_TRUE_MSG(test, ok, "interval %u", k);
+		if (!ok)
+			break;
+		if (!(k % AGGR)) {
+			/* as kdamond_reset_aggregated() does */
+			i = 0;
+			damon_for_each_region(r, t) {
+				r->last_nr_accesses = r->nr_accesses;
+				r->nr_accesses = 0;
+				eager[i].last_nr_accesses = eager[i].nr_accesses;
+				eager[i++].nr_accesses = 0;
+			}
+		}
+		KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
+	}
+	KUNIT_EXPECT_GT(test, nr_reads, INTERVALS / AGGR);
+	damon_perf_free_view(perf);
+	kfree(perf->targets);
+	damon_destroy_ctx(ctx);
+}
+
+/*
+ * DAMON core reads or changes the regions after an access check at the end
+ * of an aggregation, an operations update or a scheme's apply interval, and
+ * after a commit.
+ */
+static void damon_perf_test_core_reads(struct kunit *test)
+{
+	struct damon_perf perf = {};
+	struct damon_ctx *ctx = damon_new_ctx();
+	struct damos *s;
+
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	ctx->perf = &perf;
+	ctx->passed_sample_intervals = 10;
+	ctx->next_aggregation_sis = 20;
+	ctx->next_ops_update_sis = 200;
+	KUNIT_EXPECT_FALSE(test, damon_perf_core_reads(ctx));
+	perf.commit_seen = true;
+	KUNIT_EXPECT_TRUE(test, damon_perf_core_reads(ctx));
+	perf.commit_seen = false;
+	ctx->passed_sample_intervals = 20;
+	KUNIT_EXPECT_TRUE(test, damon_perf_core_reads(ctx));
+	ctx->next_aggregation_sis = 40;
+	KUNIT_EXPECT_FALSE(test, damon_perf_core_reads(ctx));
+	ctx->next_ops_update_sis = 20;
+	KUNIT_EXPECT_TRUE(test, damon_perf_core_reads(ctx));
+	ctx->next_ops_update_sis = 200;
+
+	s = damon_new_scheme(&(struct damos_access_pattern){}, DAMOS_STAT, 0,
+			     &(struct damos_quota){}, &(struct damos_watermarks){},
+			     NUMA_NO_NODE);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	damon_add_scheme(ctx, s);
+	s->next_apply_sis = 30;
+	KUNIT_EXPECT_FALSE(test, damon_perf_core_reads(ctx));
+	s->next_apply_sis = 20;
+	KUNIT_EXPECT_TRUE(test, damon_perf_core_reads(ctx));
+	ctx->perf = NULL;
+	damon_destroy_ctx(ctx);
 }
 
 /*
@@ -603,6 +748,8 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_find_region),
 	KUNIT_CASE(damon_perf_test_match),
 	KUNIT_CASE(damon_perf_test_drain_modes),
+	KUNIT_CASE(damon_perf_test_lazy_update),
+	KUNIT_CASE(damon_perf_test_core_reads),
 	KUNIT_CASE(damon_perf_test_exclusive_pmu),
 	KUNIT_CASE(damon_perf_test_exclude_retry),
 	KUNIT_CASE(damon_perf_test_kernel_aux),

@@ -114,23 +114,48 @@ static void damon_perf_obs_test_states(struct kunit *test)
 	damon_perf_obs_exit(&obs);
 }
 
+/* Drain @cpu's ring of @rings as a drain does, with a made-up outcome. */
+static unsigned int
+damon_perf_obs_test_drain(struct damon_perf_ring __percpu *rings,
+			  unsigned int cpu, struct damon_perf_record *buf,
+			  unsigned int max)
+{
+	struct damon_perf_obs_drain drain;
+	unsigned int n, i;
+
+	damon_perf_obs_drain_begin(&drain, rings, cpu);
+	n = damon_perf_ring_consume(rings, cpu, buf, max);
+	damon_perf_obs_drain_dequeue(&drain, n);
+	/* the first record updates, the second matches, the rest miss */
+	for (i = 0; i < n; i++) {
+		if (i < 2)
+			damon_perf_obs_drain_match(&drain, !i);
+		else
+			damon_perf_obs_drain_miss(&drain, (i - 2) %
+						  NR_DAMON_PERF_MISSES);
+	}
+	damon_perf_obs_drain_end(rings, cpu, &drain);
+	return n;
+}
+
 static void damon_perf_obs_test_counters(struct kunit *test)
 {
-	struct damon_perf_obs_drain drain = {
-		.dequeue = 7, .match = 4, .miss = {1, 1, 1}, .update = 2,
-		.start = local_clock(),
-	};
 	u64 before[NR_DAMON_PERF_COUNTERS], after[NR_DAMON_PERF_COUNTERS];
+	u64 stored[NR_DAMON_PERF_COUNTERS];
 	struct damon_perf_ring __percpu *rings;
 	struct perf_sample_data data = {};
+	struct damon_perf_record *buf;
 	struct damon_perf_obs obs = {};
 	struct damon_perf_ring *ring;
 	struct perf_event *event;
-	unsigned int cpu;
+	unsigned int cpu, i;
 	int r;
 
 	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, event);
+	buf = kunit_kcalloc(test, DAMON_PERF_RING_SIZE, sizeof(*buf),
+			    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
 	rings = damon_perf_rings_alloc(&obs);
 	KUNIT_ASSERT_TRUE(test, rings);
@@ -150,38 +175,125 @@ static void damon_perf_obs_test_counters(struct kunit *test)
 		damon_perf_obs_callback(&obs);
 	for (r = 0; r < NR_DAMON_PERF_SAMPLE_REASONS; r++)
 		damon_perf_obs_sample(&obs, event, r ? &data : NULL, 0, 0, r);
-	damon_perf_obs_enqueue(ring, before[DAMON_PERF_C_RING_PEAK] + 3);
-	damon_perf_obs_enqueue(ring, 1);
-	damon_perf_obs_overflow(ring, DAMON_PERF_RING_SIZE);
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_TRUE(test, damon_perf_ring_push(rings, i + 1, 1));
 	preempt_enable();
-	damon_perf_obs_drain_end(rings, cpu, &drain);
-	damon_perf_obs_read_cpu(obs.stats, cpu, after);
-	migrate_enable();
+	damon_perf_obs_read_cpu(obs.stats, cpu, stored);
 
 	/* the callbacks, and one sample of each reason under its reason */
 	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_CALLBACK] +
 			NR_DAMON_PERF_SAMPLE_REASONS + 1,
-			after[DAMON_PERF_C_CALLBACK]);
+			stored[DAMON_PERF_C_CALLBACK]);
 	for (r = DAMON_PERF_C_VALID; r <= DAMON_PERF_C_INV_PHYS; r++)
-		KUNIT_EXPECT_EQ(test, before[r] + 1, after[r]);
-	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_ENQUEUE] + 2,
+		KUNIT_EXPECT_EQ(test, before[r] + 1, stored[r]);
+	/* storing a record counts nothing: the drain counts it */
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_ENQUEUE],
+			stored[DAMON_PERF_C_ENQUEUE]);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_RING_PEAK],
+			stored[DAMON_PERF_C_RING_PEAK]);
+
+	KUNIT_EXPECT_EQ(test, 5u, damon_perf_obs_test_drain(rings, cpu, buf,
+							    5));
+	damon_perf_obs_read_cpu(obs.stats, cpu, after);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_ENQUEUE] + 5,
 			after[DAMON_PERF_C_ENQUEUE]);
-	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_OVERFLOW] + 1,
-			after[DAMON_PERF_C_OVERFLOW]);
-	/* ring_peak is a high-water mark */
-	KUNIT_EXPECT_EQ(test, max_t(u64, before[DAMON_PERF_C_RING_PEAK] + 3,
-				    DAMON_PERF_RING_SIZE),
+	KUNIT_EXPECT_EQ(test, max_t(u64, before[DAMON_PERF_C_RING_PEAK], 5),
 			after[DAMON_PERF_C_RING_PEAK]);
-	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_DEQUEUE] + 7,
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_DEQUEUE] + 5,
 			after[DAMON_PERF_C_DEQUEUE]);
-	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_MATCH] + 4,
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_MATCH] + 2,
 			after[DAMON_PERF_C_MATCH]);
 	for (r = DAMON_PERF_C_MISS_TGID; r <= DAMON_PERF_C_MISS_BOUND; r++)
 		KUNIT_EXPECT_EQ(test, before[r] + 1, after[r]);
-	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_UPDATE] + 2,
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_UPDATE] + 1,
 			after[DAMON_PERF_C_UPDATE]);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_OVERFLOW],
+			after[DAMON_PERF_C_OVERFLOW]);
+
+	/*
+	 * Fill the ring and drop one more: the drop is counted where it
+	 * happens, the stored records and the full ring by the drain.  A
+	 * record stored while a drain runs is counted by that drain.
+	 */
+	memcpy(before, after, sizeof(before));
+	preempt_disable();
+	for (i = 0; i < DAMON_PERF_RING_SIZE; i++)
+		damon_perf_ring_push(rings, i + 1, 1);
+	KUNIT_EXPECT_FALSE(test, damon_perf_ring_push(rings, 1, 1));
+	preempt_enable();
+	damon_perf_obs_read_cpu(obs.stats, cpu, stored);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_OVERFLOW] + 1,
+			stored[DAMON_PERF_C_OVERFLOW]);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_ENQUEUE],
+			stored[DAMON_PERF_C_ENQUEUE]);
+	KUNIT_EXPECT_EQ(test, (unsigned int)DAMON_PERF_RING_SIZE,
+			damon_perf_obs_test_drain(rings, cpu, buf,
+						  DAMON_PERF_RING_SIZE));
+	damon_perf_obs_read_cpu(obs.stats, cpu, after);
+	KUNIT_EXPECT_EQ(test, before[DAMON_PERF_C_ENQUEUE] +
+			DAMON_PERF_RING_SIZE, after[DAMON_PERF_C_ENQUEUE]);
+	KUNIT_EXPECT_EQ(test, (u64)DAMON_PERF_RING_SIZE,
+			after[DAMON_PERF_C_RING_PEAK]);
+
+	/* ring_peak is a high-water mark: a smaller drain leaves it */
+	preempt_disable();
+	damon_perf_ring_push(rings, 1, 1);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, 1u, damon_perf_obs_test_drain(rings, cpu, buf,
+							    1));
+	damon_perf_obs_read_cpu(obs.stats, cpu, after);
+	KUNIT_EXPECT_EQ(test, (u64)DAMON_PERF_RING_SIZE,
+			after[DAMON_PERF_C_RING_PEAK]);
+	KUNIT_EXPECT_EQ(test, after[DAMON_PERF_C_ENQUEUE],
+			after[DAMON_PERF_C_DEQUEUE]);
+	migrate_enable();
+
 	damon_perf_obs_exit(&obs);
 	damon_perf_rings_free(rings);
+}
+
+/*
+ * The sampling path looks at the event states only while some CPU's events
+ * are ENABLED, and moves them to RUNNING on their first sample.
+ */
+static void damon_perf_obs_test_first_sample(struct kunit *test)
+{
+	struct damon_perf_obs obs = {};
+	struct perf_event *event;
+	unsigned int cpu;
+
+	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
+	migrate_disable();
+	cpu = smp_processor_id();
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_CREATED);
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_BOUND);
+	KUNIT_EXPECT_EQ(test, 0, atomic_read(&obs.nr_enabled));
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ENABLED);
+	KUNIT_EXPECT_EQ(test, 1, atomic_read(&obs.nr_enabled));
+
+	preempt_disable();
+	damon_perf_obs_sample(&obs, event, NULL, 0, 0,
+			      DAMON_PERF_SAMPLE_NULL);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, obs.state[cpu]);
+	KUNIT_EXPECT_EQ(test, 0, atomic_read(&obs.nr_enabled));
+
+	/* a pause and a resume wait for a sample again */
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_BOUND);
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ENABLED);
+	KUNIT_EXPECT_EQ(test, 1, atomic_read(&obs.nr_enabled));
+	/* a release of ENABLED events leaves none waiting */
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_UNINIT);
+	KUNIT_EXPECT_EQ(test, 0, atomic_read(&obs.nr_enabled));
+	preempt_disable();
+	damon_perf_obs_sample(&obs, event, NULL, 0, 0,
+			      DAMON_PERF_SAMPLE_NULL);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, obs.state[cpu]);
+	migrate_enable();
+	damon_perf_obs_exit(&obs);
 }
 
 static unsigned int damon_perf_obs_test_ctx;
@@ -229,6 +341,7 @@ static void damon_perf_obs_test_context(struct kunit *test)
 static struct kunit_case damon_perf_obs_test_cases[] = {
 	KUNIT_CASE(damon_perf_obs_test_states),
 	KUNIT_CASE(damon_perf_obs_test_counters),
+	KUNIT_CASE(damon_perf_obs_test_first_sample),
 	KUNIT_CASE(damon_perf_obs_test_context),
 	{},
 };
