@@ -10,7 +10,9 @@
 # it again under QEMU's
 # -icount shift=0, where a guest nanosecond is one instruction, for the
 # instructions per sample; and the CONFIG_DAMON_PERF_OBSERVE=n kernel the
-# same way, for what the observability adds.  harness/bench-report.py
+# same way, for what the observability adds; and both again built with
+# CONFIG_JUMP_LABEL, as distributions build them, where a static key is a
+# patched jump rather than a load and a branch.  harness/bench-report.py
 # prints a table per experiment and writes build/bench/results.json and
 # PNG plots there.
 #
@@ -34,7 +36,12 @@ args=()
 "$TOP/harness/base.sh"
 
 build_missing test
-[ -n "$quick" ] || build_missing no-observe "$TOP/configs/no-observe.config"
+if [ -z "$quick" ]; then
+	build_missing no-observe "$TOP/configs/no-observe.config"
+	build_missing jump-label "$TOP/configs/jump-label.config"
+	build_missing jump-label-no-observe "$TOP/configs/no-observe.config" \
+		"$TOP/configs/jump-label.config"
+fi
 "$TOP/harness/initramfs.sh"
 
 rm -rf "$out"
@@ -100,6 +107,12 @@ if [ -z "$quick" ]; then
 	n=$(calib_insns no-observe) || die "__x64_sys_umask branches or was not found"
 	run insns-no-observe no-observe "${icount[@]}" -- \
 		--exp insns --icount --no-meta --calib-insns "$n" || rc=1
+	# one CPU under -icount is one TCG thread: jump labels are safe here
+	for k in jump-label jump-label-no-observe; do
+		n=$(calib_insns "$k") || die "__x64_sys_umask branches or was not found"
+		run "insns-$k" "$k" "${icount[@]}" -- --exp insns --icount \
+			--no-meta --jump-label --calib-insns "$n" || rc=1
+	done
 fi
 /usr/bin/python3 "$TOP/harness/bench-report.py" "${args[@]}" "$records" "$out" \
 	>"$out/report.txt" || rc=1

@@ -385,8 +385,9 @@ def exp_insns(a):
                 kdamond_off()
                 hits, ns = prof.get('damon_perf_overflow', (0, 0))
                 chits, cns = prof.get(CALIB, (0, 0))
+                kernel = 'observe' if observe else 'no-observe'
                 emit({'exp': 'insns', 'rep': rep, 'trace': trace,
-                      'kernel': 'observe' if observe else 'no-observe',
+                      'kernel': kernel + ('-jl' if a.jump_label else ''),
                       'hits': hits, 'time_ns': ns, 'calib_hits': chits,
                       'calib_time_ns': cns, 'calib_insns': a.calib_insns,
                       'icount': a.icount})
@@ -623,6 +624,9 @@ def main():
                    help='the guest runs under QEMU -icount shift=0')
     p.add_argument('--calib-insns', type=int, default=0,
                    help='instructions of the body of ' + CALIB)
+    p.add_argument('--jump-label', action='store_true',
+                   help='the kernel has CONFIG_JUMP_LABEL: its insns '
+                   'records are of kernel observe-jl or no-observe-jl')
     p.add_argument('--no-meta', action='store_true')
     p.add_argument('--exp', nargs='*',
                    default=[e for e in EXPERIMENTS if e != 'insns'])
