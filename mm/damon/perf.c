@@ -48,8 +48,16 @@
  */
 #define DAMON_PERF_AUX_PAGES	max(2UL, SZ_64K >> PAGE_SHIFT)
 
-/* Bytes of an AUX area read at a time. */
-#define DAMON_PERF_AUX_CHUNK	SZ_4K
+/*
+ * Most bytes of an AUX area copied to decode one record: the largest ARM
+ * SPE record (PMSIDR_EL1.MaxSize).  Records are decoded where the PMU wrote
+ * them, and copied only when they run from one page of the area onto the
+ * next, which need not follow it in memory.  arm_spe_pmu, woken up once a
+ * page (DAMON_PERF_AUX_WATERMARK), ends each of its writes at a page
+ * boundary and pads what a record would not fit in, but nothing in the
+ * perf core holds a PMU to that.
+ */
+#define DAMON_PERF_AUX_STITCH	SZ_2K
 
 /*
  * Bytes a PMU writes into an AUX area between wakeups: ARM SPE moves the
@@ -58,6 +66,20 @@
  * the perf core would wake up once per half area, 512 records.
  */
 #define DAMON_PERF_AUX_WATERMARK	PAGE_SIZE
+
+/*
+ * Records an AUX area takes between two drains: all but a watermark's
+ * worth, which waits out of the drain's sight, of records of 64 bytes, the
+ * size of ARM SPE's on the implementations seen so far.
+ */
+#define DAMON_PERF_AUX_RECORDS	\
+	((DAMON_PERF_AUX_PAGES * PAGE_SIZE - DAMON_PERF_AUX_WATERMARK) / 64)
+
+/*
+ * Operations a second, in millions, of the busiest core an ARM SPE event is
+ * to keep up with: one operation per cycle at 3 GHz.
+ */
+#define DAMON_PERF_SPE_OPS_PER_US	3000
 
 /*
  * Records decoded from an AUX area between two drains of the ring they go
@@ -104,8 +126,9 @@ struct damon_perf_target {
  * @now:	Sampling intervals checked since the start.
  * @view_valid:	Whether @targets and @regions still lay out the regions.
  * @commit_seen: Whether damon_commit_ctx() ran since the last access check.
- * @aux_buf:	DAMON_PERF_AUX_CHUNK bytes the AUX drain reads into, once an
- *		event with an AUX area exists.
+ * @aux_buf:	DAMON_PERF_AUX_STITCH bytes the AUX drain copies records
+ *		that run across pages into, once an event with an AUX area
+ *		exists.
  * @obs:	Observation state of the events.
  *
  * @enabled and @events are changed only with the CPU hotplug lock held.
@@ -721,15 +744,16 @@ static void damon_perf_aux_record(struct damon_perf *perf,
 }
 
 /*
- * Decode the records that @event wrote, in @len bytes of @buf read from
- * offset @offset of its area, up to DAMON_PERF_AUX_BATCH of them, into the
- * current CPU's ring.  Returns the bytes used; a record cut at the end of
- * @buf is left for the next read, and sets @cut.
+ * Decode the records that @event wrote, in @len bytes of @buf that start at
+ * offset @offset of its area, up to @max of them, into the current CPU's
+ * ring.  Returns the bytes used; a record cut at the end of @buf is left
+ * for the next read, and sets @cut.
  */
 static unsigned long damon_perf_aux_decode(struct damon_perf *perf,
 					   struct perf_event *event,
 					   const u8 *buf, unsigned long len,
 					   unsigned long offset,
+					   unsigned int max,
 					   struct damon_perf_obs_aux *aux,
 					   pid_t *last, bool *cut)
 {
@@ -740,7 +764,7 @@ static unsigned long damon_perf_aux_decode(struct damon_perf *perf,
 	int ret;
 
 	*cut = false;
-	while (off < len && n < DAMON_PERF_AUX_BATCH) {
+	while (off < len && n < max) {
 		ret = damon_spe_decode(buf + off, len - off, offset + off,
 				       &used, &rec);
 		off += used;
@@ -759,54 +783,115 @@ static unsigned long damon_perf_aux_decode(struct damon_perf *perf,
 	return off;
 }
 
+/* Take into @aux the PERF_AUX_FLAG_* bits of @flags it counts. */
+static void damon_perf_aux_flags(struct damon_perf_obs_aux *aux, u64 flags)
+{
+	if (flags & PERF_AUX_FLAG_TRUNCATED)
+		aux->truncated = 1;
+	if (flags & PERF_AUX_FLAG_COLLISION)
+		aux->collision = 1;
+}
+
 /*
- * Read the records that @event wrote since the last read, at most the size
- * of its area, so that a PMU writing as fast as this reads does not keep
- * it, and decode them in batches into the ring of the CPU this runs on,
- * counting in @aux.  Unless @mode is DAMON_PERF_DRAIN_LATER, each batch is
- * drained from that ring at once, so that the ring holds one batch at a
- * time.
+ * Decode up to @max records of @len bytes at @buf, which start at offset
+ * @offset of @event's area, into the ring of the CPU this runs on, and,
+ * unless @mode is DAMON_PERF_DRAIN_LATER, drain that ring at once, so that
+ * the ring holds one batch at a time.  Returns the bytes used, and sets
+ * @cut as damon_perf_aux_decode() does.
+ */
+static unsigned long damon_perf_aux_batch(struct damon_perf *perf,
+					  struct perf_event *event,
+					  const u8 *buf, unsigned long len,
+					  unsigned long offset, unsigned int max,
+					  enum damon_perf_drain_mode mode,
+					  struct damon_perf_obs_aux *aux,
+					  pid_t *last, bool *cut)
+{
+	unsigned int ring_cpu;
+	unsigned long used;
+
+	preempt_disable();
+	ring_cpu = smp_processor_id();
+	used = damon_perf_aux_decode(perf, event, buf, len, offset, max, aux,
+				     last, cut);
+	preempt_enable();
+	if (mode != DAMON_PERF_DRAIN_LATER)
+		damon_perf_drain_cpu(perf, ring_cpu, mode);
+	return used;
+}
+
+/*
+ * Decode the record at the tail of @event's area, which runs past the end
+ * of the data the area holds in one piece of memory: copy it, a little
+ * more than the bytes already seen first, and more until it is whole, up to
+ * DAMON_PERF_AUX_STITCH bytes.  Returns the bytes used, 0 if the record is
+ * not whole yet: the PMU has not published its end.
+ */
+static unsigned long damon_perf_aux_stitch(struct damon_perf *perf,
+					   struct perf_event *event,
+					   unsigned long seen,
+					   enum damon_perf_drain_mode mode,
+					   struct damon_perf_obs_aux *aux,
+					   pid_t *last)
+{
+	unsigned long want, len, used, offset;
+	bool cut;
+	u64 flags;
+
+	want = min_t(unsigned long, seen + SZ_64, DAMON_PERF_AUX_STITCH);
+	for (;;) {
+		len = perf_event_read_kernel_aux(event, perf->aux_buf, want,
+						 &flags, &offset);
+		damon_perf_aux_flags(aux, flags);
+		used = damon_perf_aux_batch(perf, event, perf->aux_buf, len,
+					    offset, 1, mode, aux, last, &cut);
+		if (used || len < want)
+			return used;
+		if (want == DAMON_PERF_AUX_STITCH)
+			break;
+		want = min_t(unsigned long, 2 * want, DAMON_PERF_AUX_STITCH);
+	}
+	/* longer than any record: step over its first byte */
+	aux->malformed++;
+	return 1;
+}
+
+/*
+ * Decode the records that @event wrote since the last read, at most the
+ * size of its area, so that a PMU writing as fast as this reads does not
+ * keep it, in batches into the ring of the CPU this runs on, counting in
+ * @aux.  The records are decoded where the PMU wrote them, but for one that
+ * runs onto a page that does not follow in memory, which is copied.
  */
 static void damon_perf_aux_read(struct damon_perf *perf,
 				struct perf_event *event,
 				enum damon_perf_drain_mode mode,
 				struct damon_perf_obs_aux *aux)
 {
-	unsigned long len, used, offset, total = 0;
-	unsigned int ring_cpu;
+	unsigned long len, used, offset;
+	const void *data;
 	pid_t last[2] = {};
 	bool cut;
 	u64 flags;
 
-	while (total < aux->size) {
-		len = perf_event_read_kernel_aux(event, perf->aux_buf,
-						 DAMON_PERF_AUX_CHUNK, &flags,
-						 &offset);
-		if (flags & PERF_AUX_FLAG_TRUNCATED)
-			aux->truncated = 1;
-		if (flags & PERF_AUX_FLAG_COLLISION)
-			aux->collision = 1;
-		if (!aux->used)
-			aux->used = len;
+	while (aux->used < aux->size) {
+		len = perf_event_peek_kernel_aux(event, &data, &flags, &offset);
+		damon_perf_aux_flags(aux, flags);
 		if (!len)
 			break;
-		preempt_disable();
-		ring_cpu = smp_processor_id();
-		used = damon_perf_aux_decode(perf, event, perf->aux_buf, len,
-					     offset, aux, last, &cut);
-		preempt_enable();
-		/* a record longer than a whole chunk cannot be decoded */
-		if (!used && len == DAMON_PERF_AUX_CHUNK) {
-			aux->malformed++;
-			used = 1;
-			cut = false;
-		}
+		used = damon_perf_aux_batch(perf, event, data, len, offset,
+					    DAMON_PERF_AUX_BATCH, mode, aux,
+					    last, &cut);
 		perf_event_consume_kernel_aux(event, used);
-		total += used;
-		if (mode != DAMON_PERF_DRAIN_LATER)
-			damon_perf_drain_cpu(perf, ring_cpu, mode);
-		/* a cut record before the end of the data is not finished */
-		if (!used || (cut && len < DAMON_PERF_AUX_CHUNK))
+		aux->used += used;
+		if (!cut)
+			continue;
+		/* the record at data + used goes on past len, if anywhere */
+		used = damon_perf_aux_stitch(perf, event, len - used, mode,
+					     aux, last);
+		perf_event_consume_kernel_aux(event, used);
+		aux->used += used;
+		if (!used)
 			break;
 	}
 }
@@ -1078,6 +1163,43 @@ void damon_perf_sync_regions(struct damon_ctx *ctx)
 /* arm_spe_pmu's pa_enable field: bit 1 of config, PMSCR_EL1.PA */
 #define DAMON_PERF_ARM_SPE_PA	BIT_ULL(1)
 
+/* Whether @pmu is one of arm_spe_pmu's, which it names arm_spe_<n>. */
+static bool damon_perf_arm_spe(const struct pmu *pmu)
+{
+	return pmu->name && str_has_prefix(pmu->name, "arm_spe_");
+}
+
+/*
+ * The smallest period, in operations, of an event of arm_spe_pmu with which
+ * the busiest core fills no more of its AUX area between two drains, every
+ * @sample_us microseconds, than a drain reads.
+ */
+static u64 damon_perf_spe_min_period(unsigned long sample_us)
+{
+	return DIV_ROUND_UP_ULL((u64)DAMON_PERF_SPE_OPS_PER_US * sample_us,
+				DAMON_PERF_AUX_RECORDS);
+}
+
+/*
+ * Raise the period of @attr, the context's event @idx, which @event of
+ * arm_spe_pmu was created from, to damon_perf_spe_min_period() of
+ * @sample_us, and say so in the log.  Other PMUs' periods count other
+ * things, and are left as they are.
+ */
+static void damon_perf_spe_floor(struct perf_event_attr *attr,
+				 const struct perf_event *event,
+				 unsigned int idx, unsigned long sample_us)
+{
+	u64 floor = damon_perf_spe_min_period(sample_us);
+
+	if (attr->freq || !damon_perf_arm_spe(event->pmu) ||
+	    attr->sample_period >= floor)
+		return;
+	pr_info("perf event %u (type %u): with a period of %llu operations, a busy CPU would fill its AUX area before the drain every %lu us; sampling with a period of %llu\n",
+		idx, attr->type, attr->sample_period, sample_us, floor);
+	attr->sample_period = floor;
+}
+
 /*
  * PMUs of other drivers than arm_spe_pmu that write ARM SPE records into
  * their AUX areas, added by damon_perf_add_spe_pmu(), with the bits of
@@ -1159,8 +1281,7 @@ static bool damon_perf_spe_pmu(struct pmu *pmu, u64 *pa)
 	bool found = false;
 	int i;
 
-	/* arm_spe_pmu names its PMUs arm_spe_<n> */
-	if (pmu->name && str_has_prefix(pmu->name, "arm_spe_")) {
+	if (damon_perf_arm_spe(pmu)) {
 		*pa = DAMON_PERF_ARM_SPE_PA;
 		return true;
 	}
@@ -1302,7 +1423,7 @@ static int damon_perf_aux_alloc(struct damon_perf *perf,
 	if (!has_aux(event))
 		return 0;
 	if (!perf->aux_buf) {
-		perf->aux_buf = kmalloc(DAMON_PERF_AUX_CHUNK, GFP_KERNEL);
+		perf->aux_buf = kmalloc(DAMON_PERF_AUX_STITCH, GFP_KERNEL);
 		if (!perf->aux_buf)
 			return -ENOMEM;
 	}
@@ -1517,10 +1638,12 @@ static void damon_perf_uncovered(struct damon_perf *perf)
  * callback: creating an event of the tracing PMUs registers a tracepoint or
  * a probe, which takes the CPU hotplug lock that those callbacks hold.  An
  * event that a PMU takes without exclude flags keeps them cleared in
- * @attrs.
+ * @attrs, and unless @sample_us is 0, an event of arm_spe_pmu keeps the
+ * period that its AUX area takes at a sampling interval of @sample_us.
  */
 static int damon_perf_try_events(struct perf_event_attr *attrs,
-				 unsigned int nr, bool phys)
+				 unsigned int nr, bool phys,
+				 unsigned long sample_us)
 {
 	struct perf_event *event;
 	unsigned int i, cpu;
@@ -1533,6 +1656,9 @@ static int damon_perf_try_events(struct perf_event_attr *attrs,
 			event = damon_perf_create_event(&attrs[i], i, cpu, NULL,
 							phys);
 			err = PTR_ERR_OR_ZERO(event);
+			if (!err && sample_us)
+				damon_perf_spe_floor(&attrs[i], event, i,
+						     sample_us);
 			if (!err)
 				perf_event_release_kernel(event);
 			/*
@@ -1570,7 +1696,7 @@ static struct damon_perf *damon_perf_create(struct damon_ctx *ctx)
 	if (err)
 		goto fail;
 	err = damon_perf_try_events(perf->attrs, perf->nr_events,
-				    perf->phys);
+				    perf->phys, ctx->attrs.sample_interval);
 	if (err) {
 		damon_perf_refused(perf);
 		goto fail;
@@ -1777,7 +1903,7 @@ int damon_perf_validate(struct damon_ctx *ctx, struct damon_ctx *running)
 	err = damon_perf_build_attrs(ctx, attrs);
 	if (!err)
 		err = damon_perf_try_events(attrs, ctx->nr_perf_events,
-					    damon_perf_wants_phys(ctx));
+					    damon_perf_wants_phys(ctx), 0);
 	kfree(attrs);
 	return err;
 }

@@ -132,8 +132,7 @@ enum damon_perf_report_missed {
  *		(PERF_AUX_FLAG_TRUNCATED) since the last drain: 0 or 1.
  * @collision:	Times the PMU reported samples lost to a collision
  *		(PERF_AUX_FLAG_COLLISION) since the last drain: 0 or 1.
- * @used:	Bytes the area held when the drain began, up to what one
- *		read returns.
+ * @used:	Bytes the drain read from the area.
  * @size:	Size of the area, in bytes.
  */
 struct damon_perf_obs_aux {

@@ -29,7 +29,12 @@
  *   below): one transaction for as long as the event runs, records made
  *   visible only when they reach the limit it sets (the watermark, or the
  *   space left) and at stop, and after an overrun it stays stopped until
- *   the perf core calls pmu->start() again.
+ *   the perf core calls pmu->start() again.  Its records are padded to 64
+ *   bytes, or, with the packed bit, written at their own length one after
+ *   the other, as an implementation that aligns them to no boundary does,
+ *   with an alignment packet after every fourth.  Either way, as with
+ *   arm_spe_pmu, the room before a limit too small for a record is padded,
+ *   so no record runs across a limit, which is always a page boundary.
  *
  * The period is in nanoseconds (sample_period), or sample_freq samples per
  * second.  What the PMUs made and how they delivered it is counted in
@@ -85,6 +90,7 @@ enum damon_test_pmu_deliver {
 #define DAMON_TEST_PMU_MIX		BIT_ULL(18)
 #define DAMON_TEST_PMU_ONLY_TARGET	BIT_ULL(19)
 #define DAMON_TEST_PMU_NO_CONTEXT	BIT_ULL(20)
+#define DAMON_TEST_PMU_PACKED		BIT_ULL(21)
 
 /* Shortest period, in nanoseconds. */
 #define DAMON_TEST_PMU_MIN_PERIOD	10000ULL
@@ -287,8 +293,19 @@ static u64 damon_test_pmu_addr(struct perf_event *event)
 	return (u64)(uintptr_t)current;
 }
 
-/* SPE records are aligned to this many bytes with padding. */
+/*
+ * SPE records are aligned to this many bytes with padding, unless packed;
+ * none is longer.
+ */
 #define DAMON_TEST_SPE_ALIGN	64
+
+/*
+ * The boundary an alignment packet of packed records pads to, and the
+ * bytes of its header: the extended header of an alignment to 16 bytes.
+ */
+#define DAMON_TEST_SPE_PKT_ALIGN	16
+#define DAMON_TEST_SPE_HDR_ALIGN0	0x23
+#define DAMON_TEST_SPE_HDR_ALIGN1	0x00
 
 /*
  * Write into @p an SPE record of a load or store of @addr (physical address
@@ -296,12 +313,12 @@ static u64 damon_test_pmu_addr(struct perf_event *event)
  * data address, if @addr is zero; padded to DAMON_TEST_SPE_ALIGN bytes.
  * The record names the task in a context packet, as SPE does with
  * CONFIG_PID_IN_CONTEXTIDR, if @context.  The packet encodings are the Arm
- * ARM's.
+ * ARM's.  Returns the length of the record, the padding left out.
  */
-static void damon_test_spe_record(u8 *p, u64 pc, u64 addr, u64 phys,
-				  bool store, bool context)
+static unsigned int damon_test_spe_record(u8 *p, u64 pc, u64 addr, u64 phys,
+					  bool store, bool context)
 {
-	u8 *end = p + DAMON_TEST_SPE_ALIGN;
+	u8 *start = p, *end = p + DAMON_TEST_SPE_ALIGN;
 
 	if (context && current->mm && !(current->flags & PF_KTHREAD)) {
 		*p++ = 0x64;		/* context: CONTEXTIDR_EL1, 4 bytes */
@@ -337,6 +354,26 @@ static void damon_test_spe_record(u8 *p, u64 pc, u64 addr, u64 phys,
 	}
 	*p++ = 0x01;			/* end */
 	memset(p, 0, end - p);		/* padding */
+	return p - start;
+}
+
+/*
+ * Write into @p the alignment packet that pads from offset @at of the area
+ * to the next DAMON_TEST_SPE_PKT_ALIGN boundary; returns its length.  The
+ * bytes it skips are not padding bytes but 0xff, which no decoder that reads
+ * them as packets could take.  A packet whose second byte would lie past the
+ * boundary ends at it, as the decoders see it, and that byte is padding.
+ */
+static unsigned int damon_test_spe_align(u8 *p, unsigned long at)
+{
+	unsigned int len;
+
+	len = DAMON_TEST_SPE_PKT_ALIGN - (at & (DAMON_TEST_SPE_PKT_ALIGN - 1));
+	len = max(len, 2U);
+	memset(p, 0xff, len);
+	p[0] = DAMON_TEST_SPE_HDR_ALIGN0;
+	p[1] = DAMON_TEST_SPE_HDR_ALIGN1;
+	return len;
 }
 
 /*
@@ -475,32 +512,46 @@ static bool damon_test_aux_limit(struct damon_test_event *te)
 /*
  * Write one interrupt's records of @te, of @addr, into the open
  * transaction; the records after one that reaches the limit are lost.
+ * The limit is reached when the room left could not take the longest
+ * record, and any room left is padded, as SPE stops then.
  */
 static void damon_test_pmu_aux_deliver(struct damon_test_event *te, u64 addr,
 				       struct pt_regs *regs)
 {
 	u64 cfg = te->event->attr.config;
-	u8 rec[DAMON_TEST_SPE_ALIGN];
+	bool packed = cfg & DAMON_TEST_PMU_PACKED;
+	u8 rec[DAMON_TEST_SPE_ALIGN + DAMON_TEST_SPE_PKT_ALIGN];
+	unsigned int i, seq, len, need = DAMON_TEST_SPE_ALIGN;
 	struct damon_test_aux *buf;
-	unsigned int i;
+	unsigned long at;
 	u64 a, phys;
 
 	if (READ_ONCE(te->stopped) || !te->aux_open)
 		return;
 	buf = perf_get_aux(&te->handle);
+	if (packed)
+		need += DAMON_TEST_SPE_PKT_ALIGN;
 	for (i = 0; i < te->batch; i++) {
-		a = (cfg & DAMON_TEST_PMU_MIX) && !(te->seq++ % 4) ? 0 : addr;
+		seq = te->seq++;
+		a = (cfg & DAMON_TEST_PMU_MIX) && !(seq % 4) ? 0 : addr;
 		phys = a && (cfg & DAMON_TEST_PMU_PHYS) ?
 			damon_test_pmu_phys(a) : 0;
-		damon_test_spe_record(rec, instruction_pointer(regs), a, phys,
-				      cfg & DAMON_TEST_PMU_STORE,
-				      !(cfg & DAMON_TEST_PMU_NO_CONTEXT));
-		damon_test_aux_copy(buf, te->handle.head + te->aux_written,
-				    rec, sizeof(rec));
-		te->aux_written += sizeof(rec);
+		len = damon_test_spe_record(rec, instruction_pointer(regs), a,
+					    phys, cfg & DAMON_TEST_PMU_STORE,
+					    !(cfg & DAMON_TEST_PMU_NO_CONTEXT));
+		at = te->handle.head + te->aux_written;
+		if (!packed)
+			len = DAMON_TEST_SPE_ALIGN;
+		else if (seq % 4 == 3)
+			len += damon_test_spe_align(rec + len, at + len);
+		damon_test_aux_copy(buf, at, rec, len);
+		te->aux_written += len;
 		damon_test_pmu_count(DAMON_TEST_PMU_RECORDS);
 		damon_test_pmu_count(DAMON_TEST_PMU_AUX_RECORDS);
-		if (te->aux_written == te->aux_room) {
+		if (te->aux_room - te->aux_written < need) {
+			damon_test_aux_copy(buf, at + len, NULL,
+					    te->aux_room - te->aux_written);
+			te->aux_written = te->aux_room;
 			damon_test_pmu_count_n(DAMON_TEST_PMU_AUX_LOST,
 					       te->batch - i - 1);
 			damon_test_aux_limit(te);
@@ -897,6 +948,7 @@ PMU_FORMAT_ATTR(store, "config:17");
 PMU_FORMAT_ATTR(mix, "config:18");
 PMU_FORMAT_ATTR(only_target, "config:19");
 PMU_FORMAT_ATTR(no_context, "config:20");
+PMU_FORMAT_ATTR(packed, "config:21");
 PMU_FORMAT_ATTR(var, "config1:0-63");
 PMU_FORMAT_ATTR(tgid, "config2:0-31");
 
@@ -908,6 +960,7 @@ static struct attribute *damon_test_pmu_format_attrs[] = {
 	&format_attr_mix.attr,
 	&format_attr_only_target.attr,
 	&format_attr_no_context.attr,
+	&format_attr_packed.attr,
 	&format_attr_var.attr,
 	&format_attr_tgid.attr,
 	NULL,

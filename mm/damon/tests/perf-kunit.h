@@ -10,6 +10,7 @@
 
 #include <kunit/test.h>
 #include <linux/prandom.h>
+#include <linux/unaligned.h>
 
 static void damon_perf_test_classify(struct kunit *test)
 {
@@ -511,6 +512,20 @@ static void *damon_perf_test_aux_setup(struct perf_event *event, void **pages,
 	return &damon_perf_test_aux_pages;
 }
 
+/*
+ * As damon_perf_test_aux_setup(), but with the first two pages swapped if
+ * the second follows the first in memory, which a test of what runs from
+ * one page onto the next needs not to happen.
+ */
+static void *damon_perf_test_aux_setup_apart(struct perf_event *event,
+					     void **pages, int nr_pages,
+					     bool overwrite)
+{
+	if (nr_pages >= 2 && pages[1] == pages[0] + PAGE_SIZE)
+		swap(pages[0], pages[1]);
+	return damon_perf_test_aux_setup(event, pages, nr_pages, overwrite);
+}
+
 static void damon_perf_test_aux_free(void *aux)
 {
 	damon_perf_test_aux_pages = NULL;
@@ -536,38 +551,58 @@ static struct perf_event *damon_perf_test_aux_event(struct kunit *test,
 }
 
 /*
- * Write @len bytes of @c as the PMU driver would, in one AUX transaction on
- * this CPU; return the room perf_aux_output_begin() gave, 0 if none.
+ * Write @len bytes of @src, or of @c if @src is NULL, as the PMU driver
+ * would, in one AUX transaction on this CPU, into an area of two pages;
+ * return the room perf_aux_output_begin() gave, 0 if none.
  */
-static unsigned long damon_perf_test_aux_write(struct perf_event *event,
-					       unsigned long len, u8 c)
+static unsigned long damon_perf_test_aux_put(struct perf_event *event,
+					     const u8 *src, unsigned long len,
+					     u8 c)
 {
+	unsigned long flags, off, n, done, room = 0;
 	struct perf_output_handle handle;
-	unsigned long flags, room = 0;
+	u8 *page;
 
 	local_irq_save(flags);
 	if (perf_aux_output_begin(&handle, event)) {
 		room = handle.size;
-		/* the test's writes stay in the area's first page */
-		memset((u8 *)damon_perf_test_aux_pages[0] +
-		       offset_in_page(handle.head), c, len);
+		/* page by page, as the test's pages need not be contiguous */
+		for (done = 0; done < len; done += n) {
+			off = (handle.head + done) % (2 * PAGE_SIZE);
+			n = min(len - done, PAGE_SIZE - offset_in_page(off));
+			page = damon_perf_test_aux_pages[off >> PAGE_SHIFT];
+			if (src)
+				memcpy(page + offset_in_page(off), src + done,
+				       n);
+			else
+				memset(page + offset_in_page(off), c, n);
+		}
 		perf_aux_output_end(&handle, len);
 	}
 	local_irq_restore(flags);
 	return room;
 }
 
+static unsigned long damon_perf_test_aux_write(struct perf_event *event,
+					       unsigned long len, u8 c)
+{
+	return damon_perf_test_aux_put(event, NULL, len, c);
+}
+
 /*
  * The perf core's AUX area of a kernel counter, which the AUX drain reads:
- * what perf_event_alloc_kernel_aux() refuses, and that a read or a consume
- * never goes past what the driver wrote, whatever length it is given.
+ * what perf_event_alloc_kernel_aux() refuses, that a read or a consume
+ * never goes past what the driver wrote, whatever length it is given, and
+ * that a peek gives the data in place, no further than its page unless the
+ * next page follows it in memory.
  */
 static void damon_perf_test_kernel_aux(struct kunit *test)
 {
 	const unsigned long size = 2 * PAGE_SIZE;
 	struct perf_event *event, *other;
-	unsigned long offset;
+	unsigned long offset, run;
 	struct pmu *aux, *pmu;
+	const void *data;
 	unsigned int cpu;
 	u64 flags;
 	u8 *buf;
@@ -613,6 +648,12 @@ static void damon_perf_test_kernel_aux(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, size - 1,
 			damon_perf_test_aux_write(event, 100, 0xa5));
 	KUNIT_EXPECT_EQ(test, 100UL,
+			perf_event_peek_kernel_aux(event, &data, &flags,
+						   &offset));
+	KUNIT_EXPECT_PTR_EQ(test, data, damon_perf_test_aux_pages[0]);
+	KUNIT_EXPECT_EQ(test, 0ULL, flags);
+	KUNIT_EXPECT_EQ(test, 0UL, offset);
+	KUNIT_EXPECT_EQ(test, 100UL,
 			perf_event_read_kernel_aux(event, buf, size, &flags,
 						   &offset));
 	KUNIT_EXPECT_EQ(test, 0ULL, flags);
@@ -629,6 +670,36 @@ static void damon_perf_test_kernel_aux(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 100UL, offset);
 	/* and leaves the driver the whole area again, not none */
 	KUNIT_EXPECT_EQ(test, size - 1, damon_perf_test_aux_write(event, 0, 0));
+
+	/* data across the page boundary: a peek stops there, a read does not */
+	damon_perf_test_aux_write(event, PAGE_SIZE, 0x5a);
+	run = PAGE_SIZE - 100;
+	if (damon_perf_test_aux_pages[1] ==
+	    damon_perf_test_aux_pages[0] + PAGE_SIZE)
+		run = PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, run,
+			perf_event_peek_kernel_aux(event, &data, &flags,
+						   &offset));
+	KUNIT_EXPECT_PTR_EQ(test, data, damon_perf_test_aux_pages[0] + 100);
+	KUNIT_EXPECT_EQ(test, 100UL, offset);
+	KUNIT_EXPECT_EQ(test, PAGE_SIZE,
+			perf_event_read_kernel_aux(event, buf, size, &flags,
+						   &offset));
+	KUNIT_EXPECT_EQ(test, 0x5a, buf[PAGE_SIZE - 100]);
+	KUNIT_EXPECT_EQ(test, 0x5a, buf[PAGE_SIZE - 1]);
+	/* the next page's data, where it is, after the end of the first */
+	perf_event_consume_kernel_aux(event, PAGE_SIZE - 100);
+	KUNIT_EXPECT_EQ(test, 100UL,
+			perf_event_peek_kernel_aux(event, &data, &flags,
+						   &offset));
+	KUNIT_EXPECT_PTR_EQ(test, data, damon_perf_test_aux_pages[1]);
+	KUNIT_EXPECT_EQ(test, PAGE_SIZE, offset);
+	KUNIT_EXPECT_EQ(test, 0x5a, *(const u8 *)data);
+	perf_event_consume_kernel_aux(event, 100);
+	KUNIT_EXPECT_EQ(test, 0UL,
+			perf_event_peek_kernel_aux(event, &data, &flags,
+						   &offset));
+	KUNIT_EXPECT_NULL(test, data);
 
 	perf_event_release_kernel(event);
 	KUNIT_EXPECT_NULL(test, damon_perf_test_aux_pages);
@@ -689,7 +760,8 @@ static void damon_perf_test_spe_pmus(struct kunit *test)
  * An event of a PMU that writes SPE records is refused in a physical
  * address space context unless its config asks for physical addresses
  * (pa_enable); in a virtual one it is not.  An AUX PMU that writes no SPE
- * records is refused in both.
+ * records is refused in both.  The period floor of arm_spe_pmu's events
+ * does not apply to another driver's.
  */
 static void damon_perf_test_spe_pa(struct kunit *test)
 {
@@ -722,6 +794,10 @@ static void damon_perf_test_spe_pa(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, PTR_ERR_OR_ZERO(event));
 	if (!IS_ERR(event))
 		perf_event_release_kernel(event);
+	/* its period may count other things than operations: left as it is */
+	attr.sample_period = 256;
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_try_events(&attr, 1, false, 5000));
+	KUNIT_EXPECT_EQ(test, 256ULL, attr.sample_period);
 	event = damon_perf_create_event(&attr, 0, cpu, NULL, true);
 	KUNIT_EXPECT_EQ(test, -EINVAL, PTR_ERR_OR_ZERO(event));
 	if (!IS_ERR(event))
@@ -743,6 +819,167 @@ static void damon_perf_test_spe_pa(struct kunit *test)
 	perf_pmu_unregister(aux);
 }
 
+/*
+ * An event of arm_spe_pmu (a PMU named as arm_spe_pmu names its) that asks
+ * for a shorter period than its AUX area takes at the context's sampling
+ * interval gets that period when the context starts; a check of the
+ * context leaves it as it is, and so does the start of an event whose
+ * period is long enough.
+ */
+static void damon_perf_test_spe_floor(struct kunit *test)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.disabled = 1,
+		.sample_period = 256,
+	};
+	struct pmu *spe;
+
+	spe = damon_perf_test_pmu_copy(test);
+	spe->setup_aux = damon_perf_test_aux_setup;
+	spe->free_aux = damon_perf_test_aux_free;
+	KUNIT_ASSERT_EQ(test, 0,
+			perf_pmu_register(spe, "arm_spe_damon_test", -1));
+	attr.type = spe->type;
+
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_try_events(&attr, 1, false, 0));
+	KUNIT_EXPECT_EQ(test, 256ULL, attr.sample_period);
+	/* with 4 KiB pages, 960 records of 64 bytes between drains */
+	if (PAGE_SIZE == SZ_4K) {
+		KUNIT_EXPECT_EQ(test, 0,
+				damon_perf_try_events(&attr, 1, false, 5000));
+		KUNIT_EXPECT_EQ(test, 15625ULL, attr.sample_period);
+		attr.sample_period = 256;
+		KUNIT_EXPECT_EQ(test, 0,
+				damon_perf_try_events(&attr, 1, false, 1000));
+		KUNIT_EXPECT_EQ(test, 3125ULL, attr.sample_period);
+	}
+	attr.sample_period = 20000;
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_try_events(&attr, 1, false, 5000));
+	KUNIT_EXPECT_EQ(test, 20000ULL, attr.sample_period);
+	perf_pmu_unregister(spe);
+}
+
+/*
+ * Write into @p an SPE record of a load of @addr by the task of @pid, as a
+ * PMU that aligns records to no boundary does, and, if @align, an
+ * alignment packet to the next 16 bytes of the area after it, @p being at
+ * offset @at of the area, with bytes that are no packets in its way.
+ * Returns the bytes written.
+ */
+static unsigned int damon_perf_test_spe_put(u8 *p, unsigned long at,
+					    u64 addr, pid_t pid, bool align)
+{
+	u8 *start = p;
+	unsigned int pad;
+
+	*p++ = 0x64;			/* context */
+	put_unaligned_le32(pid, p);
+	p += 4;
+	*p++ = 0xb0;			/* address: PC */
+	put_unaligned_le64(0x400000, p);
+	p += 8;
+	*p++ = 0x49;			/* operation: load */
+	*p++ = 0x0;
+	*p++ = 0xb2;			/* address: data virtual */
+	put_unaligned_le64(addr, p);
+	p += 8;
+	*p++ = 0x01;			/* end */
+	if (!align)
+		return p - start;
+	pad = max(16 - ((at + (p - start)) & 15), 2UL);
+	memset(p, 0xff, pad);
+	p[0] = 0x23;			/* alignment to 16 bytes */
+	p[1] = 0x00;
+	return p - start + pad;
+}
+
+/*
+ * The AUX drain decodes records where they are, and those that run from the
+ * first page of the area onto the second, which need not follow it in
+ * memory, through a copy: every record written reaches the ring once, in
+ * order, with its task, none is malformed, the padding and alignment
+ * packets between them are stepped over, and the area is left empty.
+ */
+static void damon_perf_test_aux_read(struct kunit *test)
+{
+	struct damon_perf_obs_aux aux = { .size = 2 * PAGE_SIZE };
+	const unsigned int nr = 150;
+	const u64 base = 0x100000;
+	struct damon_perf perf = {};
+	struct damon_perf_record rec;
+	/* padding first, for records 2 KiB before the end of the first page */
+	unsigned long len = PAGE_SIZE - SZ_2K, offset;
+	struct perf_event *event;
+	unsigned int cpu, i, n;
+	bool across = false;
+	const void *data;
+	struct pmu *aux_pmu;
+	u64 flags;
+	u8 *buf;
+
+	buf = kunit_kzalloc(test, 2 * PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < nr; i++) {
+		n = damon_perf_test_spe_put(buf + len, len, base + i * 8,
+					    current->pid, i % 4 == 3);
+		if (len < PAGE_SIZE && len + n > PAGE_SIZE)
+			across = true;
+		len += n;
+	}
+	KUNIT_ASSERT_LT(test, len, 2 * PAGE_SIZE - 1);
+	KUNIT_ASSERT_TRUE(test, across);
+
+	aux_pmu = damon_perf_test_pmu_copy(test);
+	aux_pmu->task_ctx_nr = perf_sw_context;
+	aux_pmu->capabilities = PERF_PMU_CAP_NO_EXCLUDE;
+	aux_pmu->setup_aux = damon_perf_test_aux_setup_apart;
+	aux_pmu->free_aux = damon_perf_test_aux_free;
+	KUNIT_ASSERT_EQ(test, 0,
+			perf_pmu_register(aux_pmu, "damon_perf_test_aux", -1));
+	cpu = get_cpu();
+	put_cpu();
+	event = damon_perf_test_aux_event(test, aux_pmu->type, cpu, true,
+					  false);
+	KUNIT_ASSERT_EQ(test, 0, perf_event_alloc_kernel_aux(event, 2));
+	KUNIT_ASSERT_PTR_NE(test, damon_perf_test_aux_pages[1],
+			    damon_perf_test_aux_pages[0] + PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&perf.obs));
+	perf.rings = damon_perf_rings_alloc(&perf.obs);
+	KUNIT_ASSERT_TRUE(test, perf.rings);
+	perf.aux_buf = kunit_kmalloc(test, DAMON_PERF_AUX_STITCH, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, perf.aux_buf);
+	KUNIT_EXPECT_GT(test, damon_perf_test_aux_put(event, buf, len, 0),
+			len);
+
+	/* the records go to the ring of the CPU the read runs on */
+	migrate_disable();
+	cpu = smp_processor_id();
+	damon_perf_aux_read(&perf, event, DAMON_PERF_DRAIN_LATER, &aux);
+	KUNIT_EXPECT_EQ(test, nr, aux.records);
+	KUNIT_EXPECT_EQ(test, 0, aux.malformed);
+	KUNIT_EXPECT_EQ(test, len, aux.used);
+	for (i = 0; i < nr; i++) {
+		n = damon_perf_ring_consume(perf.rings, cpu, &rec, 1);
+		KUNIT_EXPECT_EQ(test, 1, n);
+		if (!n)
+			break;
+		KUNIT_EXPECT_EQ(test, base + i * 8, rec.addr);
+		KUNIT_EXPECT_EQ(test, current->tgid, rec.tgid);
+	}
+	KUNIT_EXPECT_EQ(test, 0,
+			damon_perf_ring_consume(perf.rings, cpu, &rec, 1));
+	KUNIT_EXPECT_EQ(test, 0UL,
+			perf_event_peek_kernel_aux(event, &data, &flags,
+						   &offset));
+	migrate_enable();
+
+	perf_event_release_kernel(event);
+	damon_perf_rings_free(perf.rings);
+	damon_perf_obs_exit(&perf.obs);
+	perf_pmu_unregister(aux_pmu);
+}
+
 static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_classify),
 	KUNIT_CASE(damon_perf_test_find_region),
@@ -753,6 +990,8 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_exclusive_pmu),
 	KUNIT_CASE(damon_perf_test_exclude_retry),
 	KUNIT_CASE(damon_perf_test_kernel_aux),
+	KUNIT_CASE(damon_perf_test_aux_read),
+	KUNIT_CASE(damon_perf_test_spe_floor),
 	KUNIT_CASE(damon_perf_test_spe_pmus),
 	KUNIT_CASE(damon_perf_test_spe_pa),
 	{},
