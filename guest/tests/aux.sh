@@ -5,7 +5,8 @@
 # range with the records decoded in process context (context=0); records
 # without a data address, of kernel addresses and of other tasks are sorted
 # out as samples are; a PMU that fills its area faster than the kdamond
-# drains it is counted and enabled again with nothing corrupted; a freq
+# drains it is counted and enabled again with nothing corrupted, records
+# packed at their own length, with alignment packets, included; a freq
 # event, and a paddr context whose events leave out the physical addresses,
 # are refused cleanly; and kdamonds stopped while their areas fill
 # leave nothing behind (the debug kernel's kmemleak scan, in debug.sh,
@@ -52,6 +53,9 @@ aux_test vaddr "$HARDIRQ" "vaddr, hardirq"
 aux_test vaddr "$NMI" "vaddr, NMI"
 aux_test paddr "$HARDIRQ" "paddr" config=$((HARDIRQ | 1 << BATCH_SHIFT | PHYS)) \
 	sample_phys_addr=1
+# records at their own length, one after the other, and alignment packets
+aux_test vaddr "$HARDIRQ" "vaddr, packed records" \
+	config=$((HARDIRQ | 4 << BATCH_SHIFT | PACKED))
 
 echo "=== mixed records: branches, kernel threads, other tasks ==="
 # branches have no data address (addr_zero), kernel threads' records a
@@ -105,52 +109,62 @@ check "kselftest, records naming no task: it says why" \
 check "kselftest, records naming no task: no [FAIL]" \
 	fails grep -q '^\[FAIL\]' /tmp/ksft-nocontext.out
 
-echo "=== a lost-data storm: the area fills faster than it is drained ==="
-start_workload -m touch -H 4 -C 32 -s 0
-storm_ctx $((PERIOD / 4))
-trace_on damon_perf_ring_overflow damon_perf_aux_truncated
-BEFORE=$(perf_stats_snapshot)
-written=$(pmu_stat aux_records)
-starts=$(pmu_stat aux_starts)
-cpu_aux_records >/tmp/aux-before
-echo on >"$(kdamond_dir 0)/state"
-# The PMU stops at an overrun, as arm_spe_pmu does, until pmu->start():
-# each CPU writes more than four areas' worth only if its event is
-# enabled again after each truncation.
-refilled() {
+# storm NAME BITS RECORD: the area fills faster than it is drained, with
+# config BITS added to the storm's and records of RECORD bytes at least
+storm() {
+	local name=$1 bits=$2 rec_bytes=$3 written starts
+
+	start_workload -m touch -H 4 -C 32 -s 0
+	storm_ctx $((PERIOD / 4)) "$bits"
+	trace_on damon_perf_ring_overflow damon_perf_aux_truncated
+	BEFORE=$(perf_stats_snapshot)
+	written=$(pmu_stat aux_records)
+	starts=$(pmu_stat aux_starts)
+	cpu_aux_records >/tmp/aux-before
+	echo on >"$(kdamond_dir 0)/state"
+	# The PMU stops at an overrun, as arm_spe_pmu does, until
+	# pmu->start(): each CPU writes more than four areas' worth only if
+	# its event is enabled again after each truncation.
+	refilled() {
+		AFTER=$(perf_stats_snapshot)
+		[ "$(delta aux_truncated)" -gt 1 ] &&
+			cpus_wrote_more_than $((4 * AREA / rec_bytes)) /tmp/aux-before
+	}
+	check "$name: truncations are counted, and every CPU writes on after them" \
+		poll "$POLL_SECONDS" refilled
+	cpu_aux_written /tmp/aux-before |
+		awk '{ printf "CPU%s: %d records written\n", $1, $2 }'
+	stop_ctx
 	AFTER=$(perf_stats_snapshot)
-	[ "$(delta aux_truncated)" -gt 1 ] &&
-		cpus_wrote_more_than $((4 * AREA / RECORD)) /tmp/aux-before
+	trace_off
+	stop_workload
+	written=$(($(pmu_stat aux_records) - written))
+	starts=$(($(pmu_stat aux_starts) - starts))
+	echo "records written: $written; decoded: $(delta aux_records);" \
+		"truncations: $(delta aux_truncated); malformed: $(delta aux_malformed);" \
+		"pmu->start() calls: $starts"
+	check "$name: each truncation was followed by a pmu->start() ($starts)" \
+		test "$starts" -gt "$(delta aux_truncated)"
+	check "$name: every record written is decoded, none malformed" \
+		test "$(delta aux_records)" -eq "$written" -a "$(delta aux_malformed)" -eq 0
+	check "$name: no ring overflows ($(delta overflow))" test "$(delta overflow)" -eq 0
+	# a truncation has an event of its own, in bytes; damon_perf_ring_overflow
+	# counts records of DAMON's ring, and the ring did not overflow
+	check "$name: truncations traced as damon_perf_aux_truncated, in bytes" \
+		grep -q "damon_perf_aux_truncated: cpu=[0-9]* used=[1-9][0-9]* size=$AREA truncated=[1-9]" \
+		"$TRACING/trace"
+	check "$name: no damon_perf_ring_overflow event for a truncation" \
+		no_ring_overflow_traced
+	check "$name: the conservation laws hold" laws
 }
-check "storm: truncations are counted, and every CPU writes on after them" \
-	poll "$POLL_SECONDS" refilled
-cpu_aux_written /tmp/aux-before |
-	awk '{ printf "CPU%s: %d records written\n", $1, $2 }'
-stop_ctx
-AFTER=$(perf_stats_snapshot)
-trace_off
-stop_workload
-written=$(($(pmu_stat aux_records) - written))
-starts=$(($(pmu_stat aux_starts) - starts))
-echo "records written: $written; decoded: $(delta aux_records);" \
-	"truncations: $(delta aux_truncated); malformed: $(delta aux_malformed);" \
-	"pmu->start() calls: $starts"
-check "storm: each truncation was followed by a pmu->start() ($starts)" \
-	test "$starts" -gt "$(delta aux_truncated)"
-check "storm: every record written is decoded, none malformed" \
-	test "$(delta aux_records)" -eq "$written" -a "$(delta aux_malformed)" -eq 0
-check "storm: no ring overflows ($(delta overflow))" test "$(delta overflow)" -eq 0
-# a truncation has an event of its own, in bytes; damon_perf_ring_overflow
-# counts records of DAMON's ring, and the ring did not overflow
-check "storm: truncations traced as damon_perf_aux_truncated, in bytes" \
-	grep -q "damon_perf_aux_truncated: cpu=[0-9]* used=[1-9][0-9]* size=$AREA truncated=[1-9]" \
-	"$TRACING/trace"
 no_ring_overflow_traced() {
 	! grep -q "damon_perf_ring_overflow: " "$TRACING/trace"
 }
-check "storm: no damon_perf_ring_overflow event for a truncation" \
-	no_ring_overflow_traced
-check "storm: the conservation laws hold" laws
+
+echo "=== a lost-data storm: the area fills faster than it is drained ==="
+storm storm 0 "$RECORD"
+echo "=== the storm with packed records and alignment packets ==="
+storm "packed storm" "$PACKED" "$PACKED_RECORD"
 
 echo "=== a CPU going offline: the records in its area are not lost ==="
 CPU1=/sys/devices/system/cpu/cpu1/online

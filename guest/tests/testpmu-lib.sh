@@ -16,6 +16,7 @@ BATCH_SHIFT=8
 PHYS=$((1 << 16))
 ONLY_TARGET=$((1 << 19))
 NO_CONTEXT=$((1 << 20))
+PACKED=$((1 << 21))
 # 200 us between interrupts: enough samples, and TCG keeps up; the debug
 # kernel, slower, takes a longer one
 PERIOD=${TESTPMU_PERIOD:-200000}
@@ -24,6 +25,9 @@ PERIOD=${TESTPMU_PERIOD:-200000}
 AUX=damon_test_aux
 RECORD=64
 AREA=65536
+# with PACKED, records are written at their own length: a load of the
+# workload's with its context packet, the shortest in a storm, takes 35
+PACKED_RECORD=35
 
 pmu_type() {
 	cat "$PMUS/$1/type"
@@ -59,15 +63,17 @@ cpus_wrote_more_than() {
 	cpu_aux_written "$2" | awk -v n="$1" '$2 <= n { slow = 1 } END { exit slow }'
 }
 
-# storm_ctx PERIOD: kdamond 0's context samples the workload through the
-# SPE-like PMU with 16 records of 64 bytes per hardirq every PERIOD ns,
-# and drains every 100 ms: a 64 KiB area is full after 64 interrupts,
+# storm_ctx PERIOD [BITS]: kdamond 0's context samples the workload
+# through the SPE-like PMU, config BITS added, with 16 records of 64 bytes
+# (about 40 with PACKED) per hardirq every PERIOD ns, and drains every
+# 100 ms: a 64 KiB area is full after 64 interrupts (about 100 packed),
 # long before the drain, and the PMU then stays stopped, as arm_spe_pmu
 # does, until DAMON enables the event again
 storm_ctx() {
 	local iv
 
-	setup_ctx vaddr "$AUX" $((HARDIRQ | 16 << BATCH_SHIFT)) sample_period="$1"
+	setup_ctx vaddr "$AUX" $((HARDIRQ | 16 << BATCH_SHIFT | ${2:-0})) \
+		sample_period="$1"
 	iv=$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals
 	echo 100000 >"$iv/sample_us"
 	echo 2000000 >"$iv/aggr_us"
