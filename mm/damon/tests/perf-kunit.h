@@ -531,6 +531,26 @@ static void damon_perf_test_aux_free(void *aux)
 	damon_perf_test_aux_pages = NULL;
 }
 
+/*
+ * Register a PMU with an AUX area, per CPU or per task as arm_spe_pmu's,
+ * whose setup_aux() is @setup_aux.
+ */
+static struct pmu *damon_perf_test_aux_pmu(struct kunit *test,
+					   void *(*setup_aux)(struct perf_event *,
+							      void **, int,
+							      bool))
+{
+	struct pmu *aux = damon_perf_test_pmu_copy(test);
+
+	aux->task_ctx_nr = perf_sw_context;
+	aux->capabilities = PERF_PMU_CAP_NO_EXCLUDE;
+	aux->setup_aux = setup_aux;
+	aux->free_aux = damon_perf_test_aux_free;
+	KUNIT_ASSERT_EQ(test, 0,
+			perf_pmu_register(aux, "damon_perf_test_aux", -1));
+	return aux;
+}
+
 static struct perf_event *damon_perf_test_aux_event(struct kunit *test,
 						    u32 type, int cpu,
 						    bool disabled, bool inherit)
@@ -609,14 +629,7 @@ static void damon_perf_test_kernel_aux(struct kunit *test)
 
 	buf = kunit_kzalloc(test, size, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
-	/* a PMU with an AUX area, per CPU or per task as arm_spe_pmu's */
-	aux = damon_perf_test_pmu_copy(test);
-	aux->task_ctx_nr = perf_sw_context;
-	aux->capabilities = PERF_PMU_CAP_NO_EXCLUDE;
-	aux->setup_aux = damon_perf_test_aux_setup;
-	aux->free_aux = damon_perf_test_aux_free;
-	KUNIT_ASSERT_EQ(test, 0,
-			perf_pmu_register(aux, "damon_perf_test_aux", -1));
+	aux = damon_perf_test_aux_pmu(test, damon_perf_test_aux_setup);
 	pmu = damon_perf_test_pmu_copy(test);
 	KUNIT_ASSERT_EQ(test, 0, perf_pmu_register(pmu, "damon_perf_test", -1));
 	cpu = get_cpu();
@@ -930,13 +943,8 @@ static void damon_perf_test_aux_read(struct kunit *test)
 	KUNIT_ASSERT_LT(test, len, 2 * PAGE_SIZE - 1);
 	KUNIT_ASSERT_TRUE(test, across);
 
-	aux_pmu = damon_perf_test_pmu_copy(test);
-	aux_pmu->task_ctx_nr = perf_sw_context;
-	aux_pmu->capabilities = PERF_PMU_CAP_NO_EXCLUDE;
-	aux_pmu->setup_aux = damon_perf_test_aux_setup_apart;
-	aux_pmu->free_aux = damon_perf_test_aux_free;
-	KUNIT_ASSERT_EQ(test, 0,
-			perf_pmu_register(aux_pmu, "damon_perf_test_aux", -1));
+	aux_pmu = damon_perf_test_aux_pmu(test,
+					  damon_perf_test_aux_setup_apart);
 	cpu = get_cpu();
 	put_cpu();
 	event = damon_perf_test_aux_event(test, aux_pmu->type, cpu, true,
