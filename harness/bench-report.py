@@ -865,7 +865,7 @@ def accuracy_goals(modes):
                    fspread(p["f1_ratio_to_ab"])),
                 "met" if p["f1"]["median"] >= ab["f1"]["median"]
                 else "MISSED"))
-        name = "[accuracy] %s convergence <= 2x ab's" % m
+        name = "[accuracy] %s convergence <= ab's" % m
         if not p or not ab or not p["converge_s"] or not ab["converge_s"]:
             goals.append(goal(name, "needs moves of %s and ab" % m,
                               "not measured"))
@@ -876,7 +876,7 @@ def accuracy_goals(modes):
         elif math.isinf(ac):
             ok = True
         else:
-            ok = pc <= 2 * ac
+            ok = pc <= ac
         goals.append(goal(
             name, "%s %s vs ab %s" % (
                 m, fconv(p["converge_s"], p["never"], p["moves"]),

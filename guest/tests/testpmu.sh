@@ -149,7 +149,8 @@ stop_workload
 echo "=== an overflow storm ==="
 start_workload -m touch -H 4 -C 32 -s 0
 setup_ctx vaddr damon_test $((NMI | 64 << BATCH_SHIFT)) sample_period=$((PERIOD / 2))
-# one drain every 2 s: the 1024-record rings overflow in between
+# one drain every 2 s: the rings (16384 records at that interval) overflow
+# in between
 echo 2000000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/sample_us"
 echo 4000000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/aggr_us"
 BEFORE=$(perf_stats_snapshot)

@@ -8,9 +8,10 @@
  * rings (perf_observe.c).  damon_report_access() lets other producers push
  * into the rings of every context that samples.  Once per sampling interval
  * the kdamond drains every CPU's ring, matches each record to a target and a
- * region, and counts a region that got at least one sample in the interval
- * as accessed in that interval, in place of the page table Accessed bit
- * check.
+ * region, and estimates from the samples of each region the share of its
+ * pages accessed in the interval, counting it accessed in that proportion of
+ * intervals, as the page table Accessed bit check of one random page per
+ * region does (see damon_perf_update_hit()).
  *
  * A PMU that writes its records into an AUX area instead (ARM SPE) calls no
  * overflow handler: each of its events gets an AUX area, which the kdamond
@@ -30,7 +31,10 @@
 #include <linux/cpuhotplug.h>
 #include <linux/damon.h>
 #include <linux/mm.h>
+#include <linux/math64.h>
 #include <linux/perf_event.h>
+#include <linux/prandom.h>
+#include <linux/random.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
 
@@ -40,6 +44,15 @@
 
 /* Records are taken out of a ring in batches of this many. */
 #define DAMON_PERF_DRAIN_BATCH	16
+
+/*
+ * A ring has room for the samples of this many sampling intervals at the
+ * highest rate its context's events may sample at, and that rate is assumed
+ * to be this many samples per second per CPU for events that perf does not
+ * cap (see damon_perf_ring_order() and damon_perf_max_rate()).
+ */
+#define DAMON_PERF_RING_INTERVALS	4
+#define DAMON_PERF_RING_UNCAPPED_RATE	400000
 
 /*
  * Pages of the AUX area of each event of a PMU that writes one: 64 KiB, and
@@ -88,6 +101,37 @@
 #define DAMON_PERF_AUX_BATCH	(DAMON_PERF_RING_SIZE / 2)
 
 /*
+ * Estimator of the accessed share of a region (see damon_perf_update_hit()).
+ * A region's credit is counted in 1/DAMON_PERF_EST_ONE of an accessed
+ * interval, and holds at most one; a sparse sampler's
+ * samples are weighed from regions with DAMON_PERF_EST_REF_SAMPLES or more
+ * in an interval, and the weight rises by 1/2^DAMON_PERF_EST_RISE_SHIFT per
+ * interval at most; a region's samples of an interval are counted up to
+ * DAMON_PERF_EST_SAMPLES_MAX; a sample stands for at most
+ * DAMON_PERF_EST_WEIGHT_MAX pages (64 K pages, 256 MiB with 4 KiB pages).
+ */
+#define DAMON_PERF_EST_SHIFT		16
+#define DAMON_PERF_EST_ONE		BIT(DAMON_PERF_EST_SHIFT)
+#define DAMON_PERF_EST_REF_SAMPLES	8
+#define DAMON_PERF_EST_RISE_SHIFT	6
+#define DAMON_PERF_EST_SAMPLES_MAX	U16_MAX
+#define DAMON_PERF_EST_WEIGHT_MAX	((u64)U16_MAX << DAMON_PERF_EST_SHIFT)
+
+/*
+ * struct damon_perf_est - What the estimator knows of a region of the view.
+ * @page:	Page frame of the region's last record in the interval.
+ * @samples:	Records of the region in the interval being drained, a record
+ *		on the page of the one before it not counted; 0 if none.
+ * @credit:	Share of an accessed interval the region has accumulated, in
+ *		1/DAMON_PERF_EST_ONE.
+ */
+struct damon_perf_est {
+	unsigned long page;
+	u32 samples;
+	u32 credit;
+};
+
+/*
  * struct damon_perf_target - A target as seen by the drain.
  * @tgid:	Thread group id of the target's process (virtual address).
  * @first:	Index of the target's first region in &damon_perf.regions.
@@ -116,15 +160,20 @@ struct damon_perf_target {
  * @targets:	The drain's view of the targets, @nr_targets of them.
  * @regions:	The drain's view of every target's regions, in order,
  *		@nr_regions of them.
- * @accessed:	Bitmap of @regions that got a sample in this interval.
  * @hit:	Indices in @regions of the regions that got a sample in this
  *		interval, @nr_hit of them.
  * @synced:	For each of @regions, the last sampling interval its access
  *		rate is up to date with.
- * @regions_cap: Capacity of @regions, @accessed, @hit and @synced.
+ * @est:	For each of @regions, what the estimator knows of it.
+ * @regions_cap: Capacity of @regions, @hit, @synced and @est.
  * @targets_cap: Capacity of @targets.
  * @now:	Sampling intervals checked since the start.
  * @view_valid:	Whether @targets and @regions still lay out the regions.
+ * @exact:	Whether every event samples each of its events, so that each
+ *		sample is an access of its own.
+ * @weight:	Pages a sample stands for, in 1/DAMON_PERF_EST_ONE.
+ * @weighed:	Whether @weight was learnt from the samples, unless @exact.
+ * @rnd:	State of the random initial credits of the regions.
  * @commit_seen: Whether damon_commit_ctx() ran since the last access check.
  * @aux_buf:	DAMON_PERF_AUX_STITCH bytes the AUX drain copies records
  *		that run across pages into, once an event with an AUX area
@@ -149,14 +198,18 @@ struct damon_perf {
 	unsigned int nr_targets;
 	struct damon_region **regions;
 	unsigned int nr_regions;
-	unsigned long *accessed;
 	unsigned int *hit;
 	unsigned int nr_hit;
 	unsigned long *synced;
+	struct damon_perf_est *est;
 	unsigned int regions_cap;
 	unsigned int targets_cap;
 	unsigned long now;
 	bool view_valid;
+	bool exact;
+	u64 weight;
+	bool weighed;
+	struct rnd_state rnd;
 	bool commit_seen;
 	u8 *aux_buf;
 	struct damon_perf_obs obs;
@@ -486,13 +539,13 @@ enum damon_perf_drain_mode {
 static void damon_perf_free_view(struct damon_perf *perf)
 {
 	kvfree(perf->regions);
-	bitmap_free(perf->accessed);
 	kvfree(perf->hit);
 	kvfree(perf->synced);
+	kvfree(perf->est);
 	perf->regions = NULL;
-	perf->accessed = NULL;
 	perf->hit = NULL;
 	perf->synced = NULL;
+	perf->est = NULL;
 	perf->regions_cap = 0;
 	perf->view_valid = false;
 }
@@ -529,19 +582,19 @@ static int damon_perf_build_view(struct damon_perf *perf)
 		damon_perf_free_view(perf);
 		perf->regions = kvcalloc(nr_regions, sizeof(*perf->regions),
 					 GFP_KERNEL);
-		perf->accessed = bitmap_zalloc(nr_regions, GFP_KERNEL);
 		perf->hit = kvcalloc(nr_regions, sizeof(*perf->hit),
 				     GFP_KERNEL);
 		perf->synced = kvcalloc(nr_regions, sizeof(*perf->synced),
 					GFP_KERNEL);
-		if (!perf->regions || !perf->accessed || !perf->hit ||
-		    !perf->synced) {
+		perf->est = kvcalloc(nr_regions, sizeof(*perf->est),
+				     GFP_KERNEL);
+		if (!perf->regions || !perf->hit ||
+		    !perf->synced || !perf->est) {
 			damon_perf_free_view(perf);
 			return -ENOMEM;
 		}
 		perf->regions_cap = nr_regions;
 	}
-	bitmap_zero(perf->accessed, nr_regions);
 	perf->nr_hit = 0;
 
 	perf->nr_targets = 0;
@@ -561,6 +614,10 @@ static int damon_perf_build_view(struct damon_perf *perf)
 		pt->nr = damon_nr_regions(t);
 		damon_for_each_region(r, t) {
 			perf->synced[i] = perf->now;
+			/* a random start, so that no share is rounded down */
+			perf->est[i].samples = 0;
+			perf->est[i].credit = prandom_u32_state(&perf->rnd) %
+				DAMON_PERF_EST_ONE;
 			perf->regions[i++] = r;
 		}
 	}
@@ -640,6 +697,30 @@ static int damon_perf_match(struct damon_perf *perf,
 }
 
 /*
+ * Count a record at @addr of region @idx of the view for the interval being
+ * checked.  Returns whether it is the region's first of the interval.
+ */
+static bool damon_perf_count(struct damon_perf *perf, unsigned int idx,
+			     u64 addr)
+{
+	struct damon_perf_est *est = &perf->est[idx];
+	unsigned long page = addr >> PAGE_SHIFT;
+
+	if (!est->samples) {
+		perf->hit[perf->nr_hit++] = idx;
+		est->samples = 1;
+		est->page = page;
+		return true;
+	}
+	/* a sampler that stays on a page tells nothing of the others */
+	if (page != est->page && est->samples < DAMON_PERF_EST_SAMPLES_MAX) {
+		est->samples++;
+		est->page = page;
+	}
+	return false;
+}
+
+/*
  * Drain: consume @cpu's ring and match every record, as @mode says.
  */
 static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
@@ -664,9 +745,7 @@ static void damon_perf_drain_cpu(struct damon_perf *perf, unsigned int cpu,
 				continue;
 			}
 			updated = mode == DAMON_PERF_DRAIN_UPDATE &&
-				!__test_and_set_bit(idx, perf->accessed);
-			if (updated)
-				perf->hit[perf->nr_hit++] = idx;
+				damon_perf_count(perf, idx, buf[i].addr);
 			damon_perf_obs_drain_match(&obs, updated);
 		}
 	}
@@ -1030,26 +1109,100 @@ static void damon_perf_age(struct damon_perf *perf, unsigned int i,
 	perf->synced[i] = to;
 }
 
+/* Pages of region @idx of the view, at least one. */
+static u64 damon_perf_pages(struct damon_perf *perf, unsigned int idx)
+{
+	struct damon_region *r = perf->regions[idx];
+
+	return max(1UL, (r->ar.end - r->ar.start) >> PAGE_SHIFT);
+}
+
 /*
- * Update the regions that got samples in the interval being checked, the
- * one after @perf->now, and clear their marks.  Returns the highest
- * &damon_region->nr_accesses among them.
+ * Weigh a sparse sampler's samples.  A region's samples, times the pages a
+ * sample stands for, cannot be more than its pages: each sampled region with
+ * enough samples for its density to be more than noise bounds the weight by
+ * its pages per sample.  The lowest bound is taken at once, and a higher
+ * one by at most 1/2^DAMON_PERF_EST_RISE_SHIFT per interval: a region the
+ * workload touched only a part of in the interval bounds the weight loosely,
+ * and one whose every page was touched bounds it closely.  Kept through
+ * intervals without such a region; one page, the one a sample hit, at least.
+ */
+static void damon_perf_weigh(struct damon_perf *perf)
+{
+	u64 bound = 0, b, rise;
+	struct damon_perf_est *est;
+	unsigned int i;
+
+	if (perf->exact)
+		return;
+	for (i = 0; i < perf->nr_hit; i++) {
+		est = &perf->est[perf->hit[i]];
+		if (est->samples < DAMON_PERF_EST_REF_SAMPLES)
+			continue;
+		b = div64_u64(damon_perf_pages(perf, perf->hit[i]) <<
+			      DAMON_PERF_EST_SHIFT, est->samples);
+		if (!bound || b < bound)
+			bound = b;
+	}
+	if (!bound)
+		return;
+	if (perf->weighed) {
+		rise = perf->weight +
+			(perf->weight >> DAMON_PERF_EST_RISE_SHIFT);
+		bound = min(bound, rise);
+	}
+	perf->weight = clamp(bound, (u64)DAMON_PERF_EST_ONE,
+			     DAMON_PERF_EST_WEIGHT_MAX);
+	perf->weighed = true;
+}
+
+/*
+ * Update the regions of the interval being checked, the one after
+ * @perf->now: give each sampled region the credit its samples are worth, and
+ * count it as accessed if that makes one interval's credit.  Returns the
+ * highest &damon_region->nr_accesses of the regions counted as accessed.
+ *
+ * The Accessed bit check counts a region as accessed if one random page of
+ * it was: in a share of the intervals equal to the share of its pages
+ * accessed in each.  The estimator aims at the same.  The samples of a
+ * region on distinct pages, times the pages a sample stands for, over the
+ * pages of the region, are the share of it accessed in the interval, and
+ * the region's credit accumulates these shares: it is counted as accessed
+ * once they add up to one interval, and starts again from nothing.  Like the
+ * Accessed bit check, it counts a region once in an interval at most,
+ * however many more pages than its own the samples stand for, and carries
+ * nothing of that over.  Where every event is sampled
+ * (@perf->exact), a sample is an access of a page of its own and stands for
+ * that one page, and the count is the Accessed bit check's, in expectation,
+ * with less spread.  A sparse sampler's samples stand for more pages, which
+ * damon_perf_weigh() learns from the regions sampled the most densely.
  */
 static unsigned int damon_perf_update_hit(struct damon_perf *perf,
 					  struct damon_attrs *attrs)
 {
 	unsigned long now = perf->now + 1;
 	unsigned int max_nr_accesses = 0, i, idx;
+	struct damon_perf_est *est;
 	struct damon_region *r;
+	u64 credit;
 
+	damon_perf_weigh(perf);
 	for (i = 0; i < perf->nr_hit; i++) {
 		idx = perf->hit[i];
-		r = perf->regions[idx];
-		damon_perf_age(perf, idx, now - 1, attrs);
-		damon_update_region_access_rate(r, true, attrs);
-		perf->synced[idx] = now;
-		max_nr_accesses = max(r->nr_accesses, max_nr_accesses);
-		__clear_bit(idx, perf->accessed);
+		est = &perf->est[idx];
+		credit = est->credit +
+			div64_u64(est->samples * perf->weight,
+				  damon_perf_pages(perf, idx));
+		est->samples = 0;
+		if (credit >= DAMON_PERF_EST_ONE) {
+			credit = 0;
+			r = perf->regions[idx];
+			damon_perf_age(perf, idx, now - 1, attrs);
+			damon_update_region_access_rate(r, true, attrs);
+			perf->synced[idx] = now;
+			max_nr_accesses = max(r->nr_accesses, max_nr_accesses);
+		}
+		est->credit = credit;
 	}
 	perf->nr_hit = 0;
 	perf->now = now;
@@ -1102,8 +1255,9 @@ static bool damon_perf_core_reads(struct damon_ctx *ctx)
  * damon_perf_check_accesses() - Access check of a perf-sampling context.
  * @ctx:	The context.
  *
- * Drains every CPU's ring of @ctx, and counts each region that got at least
- * one sample since the last check as accessed for this sampling interval.
+ * Drains every CPU's ring of @ctx, and counts each region as accessed for
+ * this sampling interval or not, from the samples it got in it and before
+ * (see damon_perf_update_hit()).
  * Called by the kdamond once per sampling interval, in place of
  * &damon_operations->check_accesses.
  *
@@ -1117,7 +1271,7 @@ static bool damon_perf_core_reads(struct damon_ctx *ctx)
  *
  * Return: the highest &damon_region->nr_accesses of the regions at the end
  * of an aggregation interval, where DAMON core uses it; at other intervals,
- * that of the regions that got samples in this one.
+ * that of the regions counted as accessed in this one.
  */
 unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
 {
@@ -1555,15 +1709,14 @@ static struct damon_perf *damon_perf_alloc(struct damon_ctx *ctx)
 	perf->ctx = ctx;
 	perf->phys = damon_perf_wants_phys(ctx);
 	perf->nr_events = ctx->nr_perf_events;
+	perf->weight = DAMON_PERF_EST_ONE;
+	prandom_seed_state(&perf->rnd, get_random_u64());
 	INIT_LIST_HEAD(&perf->list);
 	perf->attrs = kcalloc(perf->nr_events, sizeof(*perf->attrs),
 			      GFP_KERNEL);
 	perf->events = kcalloc(nr_cpu_ids * perf->nr_events,
 			       sizeof(*perf->events), GFP_KERNEL);
 	if (!perf->attrs || !perf->events || damon_perf_obs_init(&perf->obs))
-		goto fail;
-	perf->rings = damon_perf_rings_alloc(&perf->obs);
-	if (!perf->rings)
 		goto fail;
 	return perf;
 
@@ -1682,9 +1835,58 @@ static int damon_perf_try_events(struct perf_event_attr *attrs,
  * Create, disabled, every perf event of @ctx on every online CPU, and the
  * rings, without installing them in @ctx.
  */
+/*
+ * Whether every event of @perf samples each of its events: a period of one,
+ * not a frequency.
+ */
+static bool damon_perf_samples_all(const struct damon_perf *perf)
+{
+	unsigned int i;
+
+	for (i = 0; i < perf->nr_events; i++) {
+		if (perf->attrs[i].freq || perf->attrs[i].sample_period != 1)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Capacity of the rings of a context, as a power of two: the records of
+ * DAMON_PERF_RING_INTERVALS sampling intervals of @sample_us at @rate
+ * samples per second per CPU, so that a kdamond that drains that late still
+ * loses nothing.
+ */
+static unsigned int damon_perf_ring_order(u64 rate, unsigned long sample_us)
+{
+	u64 records;
+
+	/* beyond these, the largest ring anyway */
+	rate = min_t(u64, rate, 100 * USEC_PER_SEC);
+	sample_us = min(sample_us, 10 * USEC_PER_SEC);
+	records = div64_u64(rate * DAMON_PERF_RING_INTERVALS * sample_us +
+			    USEC_PER_SEC - 1, USEC_PER_SEC);
+	return clamp_t(unsigned int, order_base_2(records),
+		       DAMON_PERF_RING_ORDER, DAMON_PERF_RING_MAX_ORDER);
+}
+
+/*
+ * The highest rate @perf's events may sample at, per CPU: the one perf caps
+ * sampling at, kernel.perf_event_max_sample_rate, unless every event samples
+ * each of its events.  perf never throttles those: a software event's first
+ * overflow in a call is not, and the page fault event has one per fault.
+ * Their rate is the workload's: DAMON_PERF_RING_UNCAPPED_RATE is assumed.
+ */
+static u64 damon_perf_max_rate(const struct damon_perf *perf)
+{
+	if (perf->exact)
+		return DAMON_PERF_RING_UNCAPPED_RATE;
+	return max(READ_ONCE(sysctl_perf_event_sample_rate), 1);
+}
+
 static struct damon_perf *damon_perf_create(struct damon_ctx *ctx)
 {
 	struct damon_perf *perf;
+	unsigned int order;
 	int err;
 
 	if (damon_perf_hp_state == CPUHP_INVALID)
@@ -1702,6 +1904,14 @@ static struct damon_perf *damon_perf_create(struct damon_ctx *ctx)
 		goto fail;
 	}
 
+	perf->exact = damon_perf_samples_all(perf);
+	order = damon_perf_ring_order(damon_perf_max_rate(perf),
+				      ctx->attrs.sample_interval);
+	perf->rings = damon_perf_rings_alloc(&perf->obs, order);
+	if (!perf->rings) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	perf->starting = true;
 	err = cpuhp_state_add_instance(damon_perf_hp_state, &perf->node);
 	perf->starting = false;

@@ -46,14 +46,13 @@
 
 #include "perf_observe.h"
 
-#define DAMON_PERF_RING_MASK	(DAMON_PERF_RING_SIZE - 1)
-
 /*
  * struct damon_perf_ring - A per-CPU single-producer/single-consumer ring.
  * @reserve:	Next position a producer may reserve.
  * @nest:	Producers inside the ring on its CPU, nested ones included.
  * @head:	Every position below this one is written.
- * @slots:	DAMON_PERF_RING_SIZE records.
+ * @mask:	Capacity of the ring, a power of two, minus one.
+ * @slots:	@mask + 1 records.
  * @stats:	The counters the ring's producers count in, with
  *		CONFIG_DAMON_PERF_OBSERVE.
  * @tail:	Every position below this one is consumed.
@@ -72,13 +71,14 @@
  * @head is written by the producer side and read by the consumer; @tail is
  * written by the consumer and read by the producers, and has a cache line
  * of its own, which it shares only with @counted, the consumer's.  The
- * positions are free-running; slots are indexed by
- * position & DAMON_PERF_RING_MASK.
+ * positions are free-running; slots are indexed by position & @mask.  @mask
+ * and @slots are set before any producer or consumer can reach the ring.
  */
 struct damon_perf_ring {
 	local_t reserve;
 	local_t nest;
 	unsigned long head;
+	unsigned long mask;
 	struct damon_perf_record *slots;
 #ifdef CONFIG_DAMON_PERF_OBSERVE
 	struct damon_perf_obs_stats *stats;
@@ -92,6 +92,8 @@ struct damon_perf_ring {
 #ifdef CONFIG_DAMON_PERF_OBSERVE
 static void damon_perf_obs_overflow(struct damon_perf_ring *ring,
 				    unsigned long occupancy);
+static void damon_perf_obs_capacity(const struct damon_perf_obs *obs,
+				    unsigned long capacity);
 
 static void damon_perf_ring_set_stats(struct damon_perf_ring *ring,
 				      const struct damon_perf_obs *obs)
@@ -101,6 +103,11 @@ static void damon_perf_ring_set_stats(struct damon_perf_ring *ring,
 #else
 static inline void damon_perf_obs_overflow(struct damon_perf_ring *ring,
 					   unsigned long occupancy)
+{
+}
+
+static inline void damon_perf_obs_capacity(const struct damon_perf_obs *obs,
+					   unsigned long capacity)
 {
 }
 
@@ -115,17 +122,22 @@ static inline void damon_perf_ring_set_stats(struct damon_perf_ring *ring,
  * @obs:	Observation state of the context the rings are for, set up
  *		with damon_perf_obs_init(): their producers count in its
  *		counters.
+ * @order:	Capacity of each ring, as a power of two, from
+ *		DAMON_PERF_RING_ORDER to DAMON_PERF_RING_MAX_ORDER.
  *
  * Each CPU's slots are allocated on its own node.
  *
  * Return: the rings, or NULL if memory is short.
  */
 struct damon_perf_ring __percpu *
-damon_perf_rings_alloc(const struct damon_perf_obs *obs)
+damon_perf_rings_alloc(const struct damon_perf_obs *obs, unsigned int order)
 {
 	struct damon_perf_ring __percpu *rings;
 	unsigned int cpu;
 
+	if (WARN_ON_ONCE(order < DAMON_PERF_RING_ORDER ||
+			 order > DAMON_PERF_RING_MAX_ORDER))
+		return NULL;
 	rings = alloc_percpu(struct damon_perf_ring);
 	if (!rings)
 		return NULL;
@@ -133,14 +145,15 @@ damon_perf_rings_alloc(const struct damon_perf_obs *obs)
 		struct damon_perf_ring *ring = per_cpu_ptr(rings, cpu);
 
 		damon_perf_ring_set_stats(ring, obs);
-		ring->slots = kvcalloc_node(DAMON_PERF_RING_SIZE,
-					    sizeof(*ring->slots), GFP_KERNEL,
-					    cpu_to_node(cpu));
+		ring->mask = BIT(order) - 1;
+		ring->slots = kvcalloc_node(BIT(order), sizeof(*ring->slots),
+					    GFP_KERNEL, cpu_to_node(cpu));
 		if (!ring->slots) {
 			damon_perf_rings_free(rings);
 			return NULL;
 		}
 	}
+	damon_perf_obs_capacity(obs, BIT(order));
 	return rings;
 }
 
@@ -190,7 +203,7 @@ static bool damon_perf_ring_reserve(struct damon_perf_ring *ring,
 		 * slot before we see it free and overwrite it.
 		 */
 		tail = smp_load_acquire(&ring->tail);
-		if (p - tail >= DAMON_PERF_RING_SIZE) {
+		if (p - tail > ring->mask) {
 			*occupancy = p - tail;
 			return false;
 		}
@@ -259,7 +272,7 @@ __damon_perf_ring_push(struct damon_perf_ring *ring,
 	damon_perf_ring_enter(ring);
 	stored = damon_perf_ring_reserve(ring, &pos, occupancy);
 	if (stored)
-		ring->slots[pos & DAMON_PERF_RING_MASK] = *rec;
+		ring->slots[pos & ring->mask] = *rec;
 	damon_perf_ring_leave(ring);
 	return stored;
 }
@@ -303,10 +316,10 @@ static unsigned int __damon_perf_ring_consume(struct damon_perf_ring *ring,
 	unsigned int n = 0;
 
 	/* ->head only moves forward, and never by more than the ring */
-	if (WARN_ON_ONCE(head - tail > DAMON_PERF_RING_SIZE))
+	if (WARN_ON_ONCE(head - tail > ring->mask + 1))
 		return 0;
 	while (tail != head && n < max)
-		buf[n++] = ring->slots[tail++ & DAMON_PERF_RING_MASK];
+		buf[n++] = ring->slots[tail++ & ring->mask];
 	/* Pairs with the smp_load_acquire() of ->tail in the producer. */
 	smp_store_release(&ring->tail, tail);
 	return n;
@@ -345,6 +358,8 @@ unsigned int damon_perf_ring_consume(struct damon_perf_ring __percpu *rings,
  * struct damon_perf_obs_stats - A set of counters and event states.
  * @cpus:	Counters and event states of each CPU.
  * @illegal:	State changes that were refused as illegal.
+ * @capacity:	Capacity of the largest rings allocated to count here, in
+ *		records.
  *
  * Every context counts in the live set, which perf_stats shows; the KUnit
  * tests count in sets of their own (damon_perf_obs_kunit_isolate()), so
@@ -353,6 +368,7 @@ unsigned int damon_perf_ring_consume(struct damon_perf_ring __percpu *rings,
 struct damon_perf_obs_stats {
 	struct damon_perf_obs_cpu __percpu *cpus;
 	atomic64_t illegal;
+	atomic_long_t capacity;
 };
 
 static DEFINE_PER_CPU(struct damon_perf_obs_cpu, damon_perf_obs_cpus);
@@ -360,6 +376,7 @@ static DEFINE_PER_CPU(struct damon_perf_obs_cpu, damon_perf_obs_cpus);
 static struct damon_perf_obs_stats damon_perf_obs_live = {
 	.cpus = &damon_perf_obs_cpus,
 	.illegal = ATOMIC64_INIT(0),
+	.capacity = ATOMIC_LONG_INIT(0),
 };
 
 static const char * const damon_perf_st_names[NR_DAMON_PERF_STS] = {
@@ -734,8 +751,19 @@ static void damon_perf_obs_overflow(struct damon_perf_ring *ring,
 
 	this_cpu_inc(cpus->overflow);
 	trace_damon_perf_ring_overflow(smp_processor_id(), occupancy,
-				       DAMON_PERF_RING_SIZE,
+				       ring->mask + 1,
 				       this_cpu_read(cpus->overflow));
+}
+
+/* Note rings of @capacity records counting in @obs's set. */
+static void damon_perf_obs_capacity(const struct damon_perf_obs *obs,
+				    unsigned long capacity)
+{
+	atomic_long_t *max = &obs->stats->capacity;
+	long old = atomic_long_read(max);
+
+	while (old < capacity && !atomic_long_try_cmpxchg(max, &old, capacity))
+		;
 }
 
 /**
@@ -946,9 +974,9 @@ static int damon_perf_stats_show(struct seq_file *m, void *unused)
 		seq_printf(m, "  │ %-12s │ %12llu │\n",
 			   damon_perf_counter_names[i], total[i]);
 	seq_puts(m, "  └──────────────┴──────────────┘\n");
-	seq_printf(m, "  report_missed=%llu illegal_state_changes=%lld ring_capacity=%lu\n",
+	seq_printf(m, "  report_missed=%llu illegal_state_changes=%lld ring_capacity=%ld\n",
 		   missed, atomic64_read(&stats->illegal),
-		   DAMON_PERF_RING_SIZE);
+		   atomic_long_read(&stats->capacity));
 	seq_printf(m, "  aux_records=%llu aux_malformed=%llu aux_truncated=%llu aux_collisions=%llu\n",
 		   aux[0], aux[1], aux[2], aux[3]);
 

@@ -55,14 +55,15 @@ enum damon_perf_miss {
 };
 
 /*
- * Capacity of each per-CPU ring, in records.  A power of two, so that the
- * free-running positions wrap without a division.  1024 records of 16 bytes
- * (12 on 32-bit) are one 16 KiB allocation per possible CPU and context,
- * enough for about 200,000 samples per second per CPU at the default 5 ms
- * sampling interval.
+ * Capacity of the per-CPU rings of a context, in records: a power of two,
+ * so that the free-running positions wrap without a division, from
+ * DAMON_PERF_RING_SIZE to BIT(DAMON_PERF_RING_MAX_ORDER).  1024 records of
+ * 16 bytes (12 on 32-bit) are one 16 KiB allocation per possible CPU; perf.c
+ * picks the capacity from the sample rate and the sampling interval.
  */
 #define DAMON_PERF_RING_ORDER	10
 #define DAMON_PERF_RING_SIZE	BIT(DAMON_PERF_RING_ORDER)
+#define DAMON_PERF_RING_MAX_ORDER	14
 
 /**
  * struct damon_perf_record - An access, as the drain reads it.
@@ -79,7 +80,7 @@ struct damon_perf_ring;
 struct damon_perf_obs;
 
 struct damon_perf_ring __percpu *
-damon_perf_rings_alloc(const struct damon_perf_obs *obs);
+damon_perf_rings_alloc(const struct damon_perf_obs *obs, unsigned int order);
 void damon_perf_rings_free(struct damon_perf_ring __percpu *rings);
 bool damon_perf_ring_push(struct damon_perf_ring __percpu *rings, u64 addr,
 			  pid_t tgid);
@@ -159,7 +160,8 @@ struct damon_perf_obs_aux {
  * @dequeue:	Records drained from the rings of this CPU.
  * @match:	Drained records that hit a region.
  * @miss:	Drained records that hit no region, by &enum damon_perf_miss.
- * @update:	Drained records that turned a region accessed.
+ * @update:	Drained records that were the first of their region in the
+ *		interval.
  * @aux_records: Records decoded from the AUX areas of this CPU's events.
  * @aux_malformed: Malformed packets skipped in those areas.
  * @aux_truncated: Times one of those areas was found full.
@@ -213,7 +215,7 @@ struct damon_perf_obs {
  * @dequeue:	Records taken out of the ring.
  * @match:	Records that hit a region.
  * @miss:	Records that hit no region, by &enum damon_perf_miss.
- * @update:	Records that turned a region accessed for the interval.
+ * @update:	Records that were the first of their region in the interval.
  * @occupancy:	Records the ring held when the drain began.
  * @start:	local_clock() when the drain began.
  *

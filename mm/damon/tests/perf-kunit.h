@@ -140,8 +140,8 @@ static void damon_perf_test_match(struct kunit *test)
 }
 
 /*
- * A drain marks the regions its records hit accessed only when it is the
- * access check's: the drains of a pause and a stop match the records, so
+ * A drain counts the samples of the regions its records hit only when it is
+ * the access check's: the drains of a pause and a stop match the records, so
  * that they are accounted for, but update no region.
  */
 static void damon_perf_test_drain_modes(struct kunit *test)
@@ -160,19 +160,22 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 	unsigned int cpu, i, n;
 
 	perf.regions = r;
-	perf.accessed = bitmap_zalloc(ARRAY_SIZE(r), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, perf.accessed);
 	perf.hit = kunit_kcalloc(test, ARRAY_SIZE(r), sizeof(*perf.hit),
 				 GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, perf.hit);
+	perf.est = kunit_kcalloc(test, ARRAY_SIZE(r), sizeof(*perf.est),
+				 GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, perf.est);
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&perf.obs));
-	perf.rings = damon_perf_rings_alloc(&perf.obs);
+	perf.rings = damon_perf_rings_alloc(&perf.obs,
+					    DAMON_PERF_RING_ORDER);
 	KUNIT_ASSERT_TRUE(test, perf.rings);
 
 	for (mode = DAMON_PERF_DRAIN_UPDATE; mode <= DAMON_PERF_DRAIN_NO_VIEW;
 	     mode++) {
-		bitmap_zero(perf.accessed, ARRAY_SIZE(r));
 		perf.nr_hit = 0;
+		for (i = 0; i < ARRAY_SIZE(r); i++)
+			perf.est[i].samples = 0;
 		migrate_disable();
 		cpu = smp_processor_id();
 		preempt_disable();
@@ -183,12 +186,10 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 		preempt_enable();
 		damon_perf_drain_cpu(&perf, cpu, mode);
 		migrate_enable();
-		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE,
-				test_bit(1, perf.accessed));
-		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE,
-				test_bit(3, perf.accessed));
-		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE ? 2 : 0,
-				bitmap_weight(perf.accessed, ARRAY_SIZE(r)));
+		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE ? 1 : 0,
+				perf.est[1].samples);
+		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE ? 1 : 0,
+				perf.est[3].samples);
 		/* and lists them, in the order of their first records */
 		KUNIT_EXPECT_EQ(test, mode == DAMON_PERF_DRAIN_UPDATE ? 2 : 0,
 				perf.nr_hit);
@@ -203,7 +204,6 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 
 	damon_perf_rings_free(perf.rings);
 	damon_perf_obs_exit(&perf.obs);
-	bitmap_free(perf.accessed);
 	damon_destroy_target(t);
 }
 
@@ -243,6 +243,9 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 		eager[i] = *r;
 	}
 	perf->ctx = ctx;
+	/* a sample on a region of one page counts it accessed */
+	perf->exact = true;
+	perf->weight = DAMON_PERF_EST_ONE;
 	KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
 
 	for (k = 1; k <= INTERVALS; k++) {
@@ -254,11 +257,11 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 
 			damon_update_region_access_rate(&eager[i], hit, &attrs);
 			max_eager = max(eager[i].nr_accesses, max_eager);
-			/* as a drain does: a region listed once, however hit */
-			if (hit && !__test_and_set_bit(i, perf->accessed))
-				perf->hit[perf->nr_hit++] = i;
-			if (hit && !__test_and_set_bit(i, perf->accessed))
-				perf->hit[perf->nr_hit++] = i;
+			/* a region listed once, however many its samples */
+			if (hit) {
+				damon_perf_count(perf, i, r->ar.start);
+				damon_perf_count(perf, i, r->ar.start);
+			}
 			i++;
 		}
 		damon_perf_update_hit(perf, &attrs);
@@ -297,6 +300,195 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 	damon_perf_free_view(perf);
 	kfree(perf->targets);
 	damon_destroy_ctx(ctx);
+}
+
+/*
+ * A context of one target whose regions are @nr, of @pages[i] pages each, in
+ * a row from address 0, and its view; the regions' credits start at zero, so
+ * that the counts are known.
+ */
+static struct damon_perf *damon_perf_test_est_ctx(struct kunit *test,
+						  const unsigned long *pages,
+						  unsigned int nr, bool exact)
+{
+	struct damon_perf *perf;
+	struct damon_target *t;
+	struct damon_region *r;
+	unsigned long start = 0;
+	unsigned int i;
+
+	perf = kunit_kzalloc(test, sizeof(*perf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, perf);
+	perf->ctx = damon_new_ctx();
+	t = damon_new_target();
+	KUNIT_ASSERT_TRUE(test, perf->ctx && t);
+	damon_add_target(perf->ctx, t);
+	for (i = 0; i < nr; i++) {
+		r = damon_new_region(start, start + pages[i] * PAGE_SIZE);
+		KUNIT_ASSERT_NOT_NULL(test, r);
+		damon_add_region(r, t);
+		start = r->ar.end;
+	}
+	perf->exact = exact;
+	perf->weight = DAMON_PERF_EST_ONE;
+	KUNIT_ASSERT_EQ(test, nr, damon_perf_view(perf));
+	for (i = 0; i < nr; i++)
+		perf->est[i].credit = 0;
+	return perf;
+}
+
+static void damon_perf_test_est_free(struct damon_perf *perf)
+{
+	damon_perf_free_view(perf);
+	kfree(perf->targets);
+	damon_destroy_ctx(perf->ctx);
+}
+
+/* @n samples on distinct pages of region @idx, from its first page on */
+static void damon_perf_test_est_samples(struct damon_perf *perf,
+					unsigned int idx, unsigned int n)
+{
+	unsigned long start = perf->regions[idx]->ar.start;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		damon_perf_count(perf, idx, start + i * PAGE_SIZE);
+}
+
+/*
+ * With every event sampled, a region counts as accessed in the share of the
+ * intervals that its sampled pages are of its pages, as the Accessed bit
+ * check of one random page of it does in expectation; samples on the page of
+ * the one before them count once.
+ */
+static void damon_perf_test_estimate_exact(struct kunit *test)
+{
+	enum { INTERVALS = 40 };
+	/* quarter, page, idle, one page sampled again and again */
+	static const unsigned long pages[] = { 100, 1, 100, 100 };
+	static const unsigned int expect[] = { 10, 40, 0, 0 };
+	struct damon_attrs attrs = {
+		.sample_interval = 5000,
+		.aggr_interval = 5000 * INTERVALS,
+	};
+	struct damon_perf *perf;
+	unsigned int i, k;
+
+	perf = damon_perf_test_est_ctx(test, pages, ARRAY_SIZE(pages), true);
+	for (k = 0; k < INTERVALS; k++) {
+		damon_perf_test_est_samples(perf, 0, 25);
+		damon_perf_test_est_samples(perf, 1, 1);
+		for (i = 0; i < 50; i++)
+			damon_perf_count(perf, 3, perf->regions[3]->ar.start);
+		damon_perf_update_hit(perf, &attrs);
+	}
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_EST_ONE, perf->weight);
+	KUNIT_EXPECT_EQ(test, 40, damon_perf_sync(perf, &attrs));
+	for (i = 0; i < ARRAY_SIZE(pages); i++)
+		KUNIT_EXPECT_EQ_MSG(test, expect[i],
+				    perf->regions[i]->nr_accesses,
+				    "region %u", i);
+	damon_perf_test_est_free(perf);
+}
+
+/*
+ * A sparse sampler's samples stand for the pages per sample of the densest
+ * region with enough of them: it counts as accessed in every interval, the
+ * others in proportion to their density, and none more than once in an
+ * interval, whatever its samples stand for.  The weight is kept through
+ * intervals without such a region, falls to a lower bound at once, rises
+ * slowly to a higher one, and is one page at least.
+ */
+static void damon_perf_test_estimate_sparse(struct kunit *test)
+{
+	enum { INTERVALS = 20 };
+	/* reference, half as dense, bursts, dense but too few samples */
+	static const unsigned long pages[] = { 1000, 80, 8, 4000, 1 };
+	/*
+	 * 20 pages a sample: 50 * 20 / 1000 = 1 an interval, 2 * 20 / 80 =
+	 * 0.5, 1 * 20 / 8 = 2.5, but one at most, every fourth interval,
+	 * 9 * 20 / 4000 = 0.045, and 20 / 1, one at most, each interval
+	 */
+	static const unsigned int expect[] = { 20, 10, 5, 0, 20 };
+	struct damon_attrs attrs = {
+		.sample_interval = 5000,
+		.aggr_interval = 5000 * (INTERVALS + 4),
+	};
+	struct damon_perf *perf;
+	unsigned int i, k;
+
+	perf = damon_perf_test_est_ctx(test, pages, ARRAY_SIZE(pages), false);
+	for (k = 0; k < INTERVALS; k++) {
+		damon_perf_test_est_samples(perf, 0, 50);
+		damon_perf_test_est_samples(perf, 1, 2);
+		if (!(k % 4))
+			damon_perf_test_est_samples(perf, 2, 1);
+		damon_perf_test_est_samples(perf, 3, 9);
+		damon_perf_test_est_samples(perf, 4, 1);
+		damon_perf_update_hit(perf, &attrs);
+		KUNIT_EXPECT_EQ(test, 20ULL << DAMON_PERF_EST_SHIFT,
+				perf->weight);
+	}
+	for (i = 0; i < ARRAY_SIZE(pages); i++)
+		KUNIT_EXPECT_EQ_MSG(test, expect[i],
+				    perf->regions[i]->nr_accesses,
+				    "region %u", i);
+
+	/* no region with enough samples: the weight stays */
+	for (k = 0; k < 4; k++) {
+		damon_perf_test_est_samples(perf, 1, 2);
+		damon_perf_update_hit(perf, &attrs);
+	}
+	KUNIT_EXPECT_EQ(test, 20ULL << DAMON_PERF_EST_SHIFT, perf->weight);
+	damon_perf_sync(perf, &attrs);
+	KUNIT_EXPECT_EQ(test, expect[1] + 2, perf->regions[1]->nr_accesses);
+
+	/* a looser bound, 4000 / 9 pages: a 64th higher per interval */
+	KUNIT_ASSERT_EQ(test, ARRAY_SIZE(pages), damon_perf_view(perf));
+	damon_perf_test_est_samples(perf, 3, 9);
+	damon_perf_update_hit(perf, &attrs);
+	KUNIT_EXPECT_EQ(test, (20ULL << DAMON_PERF_EST_SHIFT) * 65 / 64,
+			perf->weight);
+	/* a closer one, 1000 / 100 pages, at once */
+	damon_perf_test_est_samples(perf, 0, 100);
+	damon_perf_update_hit(perf, &attrs);
+	KUNIT_EXPECT_EQ(test, 10ULL << DAMON_PERF_EST_SHIFT, perf->weight);
+	damon_perf_test_est_free(perf);
+
+	/* denser than a sample a page: a sample is one page still */
+	perf = damon_perf_test_est_ctx(test, pages + 2, 1, false);
+	for (i = 0; i < 2 * DAMON_PERF_EST_REF_SAMPLES; i++)
+		damon_perf_count(perf, 0, (i % 2) * PAGE_SIZE);
+	damon_perf_update_hit(perf, &attrs);
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_EST_ONE, perf->weight);
+	damon_perf_test_est_free(perf);
+}
+
+/*
+ * A context's rings hold four sampling intervals of samples at its highest
+ * sample rate, within the smallest and the largest capacity.
+ */
+static void damon_perf_test_ring_order(struct kunit *test)
+{
+	/* perf's default cap, 5 ms: 2,000 records */
+	KUNIT_EXPECT_EQ(test, 11, damon_perf_ring_order(100000, 5000));
+	/* the page fault event's assumed rate: 8,000 */
+	KUNIT_EXPECT_EQ(test, 13,
+			damon_perf_ring_order(DAMON_PERF_RING_UNCAPPED_RATE,
+					      5000));
+	/* 2,048 exactly, and one more */
+	KUNIT_EXPECT_EQ(test, 11, damon_perf_ring_order(102400, 5000));
+	KUNIT_EXPECT_EQ(test, 12, damon_perf_ring_order(102401, 5000));
+	/* a lowered cap and a short interval: the smallest ring */
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_RING_ORDER,
+			damon_perf_ring_order(1000, 1000));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_RING_ORDER,
+			damon_perf_ring_order(1, 0));
+	/* a second's interval, and the largest values: the largest ring */
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_RING_MAX_ORDER,
+			damon_perf_ring_order(100000, 1000000));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_RING_MAX_ORDER,
+			damon_perf_ring_order(U64_MAX, ULONG_MAX));
 }
 
 /*
@@ -953,7 +1145,8 @@ static void damon_perf_test_aux_read(struct kunit *test)
 	KUNIT_ASSERT_PTR_NE(test, damon_perf_test_aux_pages[1],
 			    damon_perf_test_aux_pages[0] + PAGE_SIZE);
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&perf.obs));
-	perf.rings = damon_perf_rings_alloc(&perf.obs);
+	perf.rings = damon_perf_rings_alloc(&perf.obs,
+					    DAMON_PERF_RING_ORDER);
 	KUNIT_ASSERT_TRUE(test, perf.rings);
 	perf.aux_buf = kunit_kmalloc(test, DAMON_PERF_AUX_STITCH, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, perf.aux_buf);
@@ -994,6 +1187,9 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_match),
 	KUNIT_CASE(damon_perf_test_drain_modes),
 	KUNIT_CASE(damon_perf_test_lazy_update),
+	KUNIT_CASE(damon_perf_test_estimate_exact),
+	KUNIT_CASE(damon_perf_test_estimate_sparse),
+	KUNIT_CASE(damon_perf_test_ring_order),
 	KUNIT_CASE(damon_perf_test_core_reads),
 	KUNIT_CASE(damon_perf_test_exclusive_pmu),
 	KUNIT_CASE(damon_perf_test_exclude_retry),

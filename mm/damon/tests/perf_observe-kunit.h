@@ -157,7 +157,7 @@ static void damon_perf_obs_test_counters(struct kunit *test)
 			    GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
-	rings = damon_perf_rings_alloc(&obs);
+	rings = damon_perf_rings_alloc(&obs, DAMON_PERF_RING_ORDER);
 	KUNIT_ASSERT_TRUE(test, rings);
 
 	migrate_disable();

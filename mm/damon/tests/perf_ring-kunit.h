@@ -10,16 +10,23 @@
 
 #include <kunit/test.h>
 
-static struct damon_perf_ring *damon_perf_test_ring(struct kunit *test)
+static struct damon_perf_ring *damon_perf_test_ring_of(struct kunit *test,
+						       unsigned int order)
 {
 	struct damon_perf_ring *ring = kunit_kzalloc(test, sizeof(*ring),
 						     GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, ring);
-	ring->slots = kunit_kcalloc(test, DAMON_PERF_RING_SIZE,
-				    sizeof(*ring->slots), GFP_KERNEL);
+	ring->mask = BIT(order) - 1;
+	ring->slots = kunit_kcalloc(test, BIT(order), sizeof(*ring->slots),
+				    GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ring->slots);
 	return ring;
+}
+
+static struct damon_perf_ring *damon_perf_test_ring(struct kunit *test)
+{
+	return damon_perf_test_ring_of(test, DAMON_PERF_RING_ORDER);
 }
 
 static struct damon_perf_record damon_perf_test_rec(u64 addr)
@@ -117,7 +124,7 @@ static void damon_perf_test_ring_nested(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0u, __damon_perf_ring_consume(ring, buf, 4));
 
 	/* the interrupted one fills its slot and leaves, publishing both */
-	ring->slots[pos & DAMON_PERF_RING_MASK] = damon_perf_test_rec(111);
+	ring->slots[pos & ring->mask] = damon_perf_test_rec(111);
 	damon_perf_ring_leave(ring);
 	preempt_enable();
 
@@ -141,7 +148,7 @@ static void damon_perf_test_ring_publish(struct kunit *test)
 	preempt_disable();
 	damon_perf_ring_enter(ring);
 	KUNIT_ASSERT_TRUE(test, damon_perf_ring_reserve(ring, &pos, &occupancy));
-	ring->slots[pos & DAMON_PERF_RING_MASK] = damon_perf_test_rec(111);
+	ring->slots[pos & ring->mask] = damon_perf_test_rec(111);
 	/* a producer that interrupts before the publish does not publish */
 	rec = damon_perf_test_rec(222);
 	KUNIT_EXPECT_TRUE(test, __damon_perf_ring_push(ring, &rec, &occupancy));
@@ -165,9 +172,50 @@ static void damon_perf_test_ring_publish(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 333ull, buf[2].addr);
 }
 
+/*
+ * A ring of a larger capacity holds that many records, wraps around at it,
+ * and drops only beyond it.
+ */
+static void damon_perf_test_ring_capacity(struct kunit *test)
+{
+	enum { ORDER = DAMON_PERF_RING_ORDER + 2 };
+	struct damon_perf_ring *ring = damon_perf_test_ring_of(test, ORDER);
+	unsigned long i, len, occupancy, dropped = 0, next = 0;
+	struct damon_perf_record rec, buf[16];
+	unsigned int n, k;
+	bool ok = true;
+
+	preempt_disable();
+	for (i = 0; i < 3 * BIT(ORDER); i++) {
+		rec = damon_perf_test_rec(i);
+		if (!__damon_perf_ring_push(ring, &rec, &occupancy))
+			dropped++;
+		/* consume a batch whenever the ring is three quarters full */
+		if (damon_perf_ring_len(ring) < BIT(ORDER) / 4 * 3)
+			continue;
+		n = __damon_perf_ring_consume(ring, buf, ARRAY_SIZE(buf));
+		for (k = 0; k < n; k++)
+			ok &= buf[k].addr == next++;
+	}
+	KUNIT_EXPECT_EQ(test, 0ul, dropped);
+	/* then fill it: all but the last len + 3 of these fit */
+	len = damon_perf_ring_len(ring);
+	for (i = 0; i < BIT(ORDER) + 3; i++) {
+		rec = damon_perf_test_rec(i);
+		if (!__damon_perf_ring_push(ring, &rec, &occupancy))
+			dropped++;
+	}
+	preempt_enable();
+	KUNIT_EXPECT_TRUE(test, ok);
+	KUNIT_EXPECT_EQ(test, BIT(ORDER), damon_perf_ring_len(ring));
+	KUNIT_EXPECT_EQ(test, BIT(ORDER), occupancy);
+	KUNIT_EXPECT_EQ(test, len + 3, dropped);
+}
+
 static struct kunit_case damon_perf_ring_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_ring_empty),
 	KUNIT_CASE(damon_perf_test_ring_full),
+	KUNIT_CASE(damon_perf_test_ring_capacity),
 	KUNIT_CASE(damon_perf_test_ring_wrap),
 	KUNIT_CASE(damon_perf_test_ring_nested),
 	KUNIT_CASE(damon_perf_test_ring_publish),
