@@ -970,17 +970,23 @@ def ring_cpus(r):
     return out
 
 
-def ring_memory(meta):
-    keys = ("possible_cpus", "ring_capacity", "record_bytes",
-            "ring_struct_bytes")
+def ring_memory(meta, recs):
+    keys = ("possible_cpus", "record_bytes", "ring_struct_bytes")
     if not all(is_num(meta.get(k)) for k in keys):
         return None, ["ring memory: meta lacks %s" % ", ".join(keys)]
-    cpus, cap, rec, st = (int(meta[k]) for k in keys)
+    caps = {r.get("ring_capacity") for r in recs}
+    if len(caps) != 1 or not all(is_num(c) for c in caps):
+        return None, ["ring memory: not measured (the ringloss records "
+                      "give ring capacities %s, not one)" % sorted(
+                          caps, key=str)]
+    cpus, rec, st = (int(meta[k]) for k in keys)
+    cap = int(caps.pop())
     slots = cap * rec
     total = cpus * (slots + st)
     return total, [
         "ring memory per context = possible_cpus * (ring_capacity * "
-        "record_bytes + ring_struct_bytes)",
+        "record_bytes + ring_struct_bytes), ring_capacity read from "
+        "perf_stats while the experiment's context ran",
         "  = %d * (%d * %d + %d) = %d bytes (%.1f KiB); slots are one "
         "kvcalloc of ring_capacity*record_bytes = %d bytes per CPU."
         % (cpus, cap, rec, st, total, total / 1024.0, slots)]
@@ -1007,7 +1013,7 @@ def report_ringloss(recs, meta):
                      fspread(d["max_cpu_rate"]),
                      fspread(d["ovf_fraction_at_max"]),
                      "%d/%d" % (lossless, len(reps))])
-    mem, footer = ring_memory(meta)
+    mem, footer = ring_memory(meta, recs)
     footer += [
         "rates users run at: perf record's default sampling frequency is "
         "4000 Hz (tools/perf); the kernel caps sample rates at",

@@ -100,7 +100,9 @@ calib_insns() {
 # One CPU, and QEMU counting instructions: guest time is instructions.
 icount=(-c 1 -Q -icount -Q shift=0)
 rc=0
-run main test -m "$mem" -- --exp kdamond slowdown accuracy ringloss || rc=1
+# ringloss first: perf_stats' ring_capacity, the largest rings since boot,
+# is then its context's
+run main test -m "$mem" -- --exp ringloss kdamond slowdown accuracy || rc=1
 # ftrace's function profiler patches code that every CPU runs (the
 # sched_switch tracepoint's static calls), and multi-threaded TCG ran CPUs
 # into stale int3s of it: one host thread for all CPUs

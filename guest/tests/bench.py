@@ -51,6 +51,8 @@ TPMU_NMI = 3
 TPMU_ONLY_TARGET = 1 << 19
 TPMU_BATCH_SHIFT = 8
 TPMU_PERIOD = 100000        # ns: 10,000 samples per second per CPU
+# kernel.perf_event_max_sample_rate's default (kernel/events/core.c)
+DEFAULT_SAMPLE_RATE = 100000
 DEADLINE = 120              # s, for anything polled
 # a function without a branch, timed next to the measured one to learn
 # the profiler's own cost; the host counts its instructions
@@ -184,14 +186,23 @@ def kdamond_on():
                     read(KD + '/pid'), 'the kdamond to start'))
 
 
+def raise_sample_rate():
+    """perf's sample rate cap far above any rate here, and its dynamic
+    lowering off."""
+    write('/proc/sys/kernel/perf_event_max_sample_rate', 10000000)
+    write('/proc/sys/kernel/perf_cpu_time_max_percent', 0)
+
+
 @contextlib.contextmanager
-def sampling(target, regions, event, warmup):
+def sampling(target, regions, event, warmup, after_on=None):
     """A kdamond monitoring target with event (None: Accessed bits) on,
     past its warmup: yields the kdamond's pid, and turns it off on the way
-    out."""
+    out.  after_on, if given, is called once the kdamond runs."""
     kdamond_setup(target, regions, event)
     pid = kdamond_on()
     try:
+        if after_on:
+            after_on()
         time.sleep(warmup)
         yield pid
     finally:
@@ -568,17 +579,26 @@ def exp_ringloss(a):
              [(1000000, 4), (200000, 4), (100000, 8), (60000, 8),
               (100000, 16), (50000, 32)])
     wl = Workload(64, 8, 'touch')
-    # Let the ring, not perf's throttling, bound the rate: a cap far above
-    # the rates, then no lowering of it for the slow NMIs of TCG (the cap
-    # cannot be written once that is off).
-    write('/proc/sys/kernel/perf_event_max_sample_rate', 10000000)
-    write('/proc/sys/kernel/perf_cpu_time_max_percent', 0)
+    # perf_stats' ring_capacity is that of the largest rings since boot:
+    # the capacity of this experiment's rings if no context ran before it
+    fresh = perf_counters()[0].get('ring_capacity') == 0
     try:
         for period, batch in cells:
             for rep in range(a.reps):
+                # The context sizes its rings from perf's sample rate cap
+                # when it starts: the default cap, so that the rings are
+                # the default ones.  Then let the ring, not perf's
+                # throttling, bound the rate: a cap far above the rates,
+                # and no lowering of it for the slow NMIs of TCG (the cap
+                # cannot be written while that is off).
+                write('/proc/sys/kernel/perf_cpu_time_max_percent', 25)
+                write('/proc/sys/kernel/perf_event_max_sample_rate',
+                      DEFAULT_SAMPLE_RATE)
                 with sampling(wl.pid, None,
-                              event_of('tpmu', wl, period, batch), a.warmup):
-                    _, c0 = perf_counters()
+                              event_of('tpmu', wl, period, batch), a.warmup,
+                              after_on=raise_sample_rate):
+                    total, c0 = perf_counters()
+                    cap = total.get('ring_capacity') if fresh else None
                     t0 = time.monotonic_ns()
                     time.sleep(a.window)
                     _, c1 = perf_counters()
@@ -590,22 +610,25 @@ def exp_ringloss(a):
                         k: v.get(k, 0) - b.get(k, 0)
                         for k in ('cb', 'enq', 'ovf')}})
                 emit({'exp': 'ringloss', 'period_ns': period,
-                      'batch': batch, 'rep': rep,
+                      'batch': batch, 'rep': rep, 'ring_capacity': cap,
                       'secs': secs, 'per_cpu': per_cpu})
     finally:
         wl.stop()
         kdamond_off()
+        # perf's defaults again, for the experiments after this one
+        write('/proc/sys/kernel/perf_cpu_time_max_percent', 25)
+        write('/proc/sys/kernel/perf_event_max_sample_rate',
+              DEFAULT_SAMPLE_RATE)
 
 
 def meta(a):
-    total = perf_counters()[0] if os.path.exists(PERF_STATS) else {}
     possible = read('/sys/devices/system/cpu/possible').strip()
     lo, _, hi = possible.partition('-')
     emit({'exp': 'meta', 'kernel': os.uname().release,
           'cpus': os.cpu_count(), 'possible_cpus': int(hi or lo) + 1,
           'mem_mb': os.sysconf('SC_PHYS_PAGES') *
           os.sysconf('SC_PAGE_SIZE') >> 20,
-          'quick': a.quick, 'ring_capacity': total.get('ring_capacity'),
+          'quick': a.quick,
           # struct damon_perf_record and struct damon_perf_ring, x86-64
           'record_bytes': 16, 'ring_struct_bytes': 128,
           'icount': a.icount, 'sample_us': SAMPLE_US, 'aggr_us': AGGR_US,

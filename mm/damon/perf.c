@@ -102,8 +102,9 @@
 
 /*
  * Estimator of the accessed share of a region (see damon_perf_update_hit()).
- * A region's credit is counted in 1/DAMON_PERF_EST_ONE of an accessed
- * interval, and holds at most one; a sparse sampler's
+ * A region's share and credit are counted in 1/DAMON_PERF_EST_ONE of an
+ * accessed interval, and the share of one interval is one at most; a sparse
+ * sampler's
  * samples are weighed from regions with DAMON_PERF_EST_REF_SAMPLES or more
  * in an interval, and the weight rises by 1/2^DAMON_PERF_EST_RISE_SHIFT per
  * interval at most; a region's samples of an interval are counted up to
@@ -122,8 +123,8 @@
  * @page:	Page frame of the region's last record in the interval.
  * @samples:	Records of the region in the interval being drained, a record
  *		on the page of the one before it not counted; 0 if none.
- * @credit:	Share of an accessed interval the region has accumulated, in
- *		1/DAMON_PERF_EST_ONE.
+ * @credit:	Shares the region has accumulated since it was last counted
+ *		as accessed, below one interval, in 1/DAMON_PERF_EST_ONE.
  */
 struct damon_perf_est {
 	unsigned long page;
@@ -1168,10 +1169,10 @@ static void damon_perf_weigh(struct damon_perf *perf)
  * region on distinct pages, times the pages a sample stands for, over the
  * pages of the region, are the share of it accessed in the interval, and
  * the region's credit accumulates these shares: it is counted as accessed
- * once they add up to one interval, and starts again from nothing.  Like the
- * Accessed bit check, it counts a region once in an interval at most,
- * however many more pages than its own the samples stand for, and carries
- * nothing of that over.  Where every event is sampled
+ * once they add up to one interval, which the credit gives back.  Like the
+ * Accessed bit check, it counts a region once in an interval at most: a
+ * share is one at most, however many more pages than its own the samples
+ * stand for.  Where every event is sampled
  * (@perf->exact), a sample is an access of a page of its own and stands for
  * that one page, and the count is the Accessed bit check's, in expectation,
  * with less spread.  A sparse sampler's samples stand for more pages, which
@@ -1184,18 +1185,19 @@ static unsigned int damon_perf_update_hit(struct damon_perf *perf,
 	unsigned int max_nr_accesses = 0, i, idx;
 	struct damon_perf_est *est;
 	struct damon_region *r;
-	u64 credit;
+	u64 share, credit;
 
 	damon_perf_weigh(perf);
 	for (i = 0; i < perf->nr_hit; i++) {
 		idx = perf->hit[i];
 		est = &perf->est[idx];
-		credit = est->credit +
-			div64_u64(est->samples * perf->weight,
+		/* one interval at most: a page is accessed or it is not */
+		share = div64_u64(est->samples * perf->weight,
 				  damon_perf_pages(perf, idx));
+		credit = est->credit + min_t(u64, share, DAMON_PERF_EST_ONE);
 		est->samples = 0;
 		if (credit >= DAMON_PERF_EST_ONE) {
-			credit = 0;
+			credit -= DAMON_PERF_EST_ONE;
 			r = perf->regions[idx];
 			damon_perf_age(perf, idx, now - 1, attrs);
 			damon_update_region_access_rate(r, true, attrs);

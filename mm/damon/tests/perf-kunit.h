@@ -364,9 +364,12 @@ static void damon_perf_test_est_samples(struct damon_perf *perf,
 static void damon_perf_test_estimate_exact(struct kunit *test)
 {
 	enum { INTERVALS = 40 };
-	/* quarter, page, idle, one page sampled again and again */
-	static const unsigned long pages[] = { 100, 1, 100, 100 };
-	static const unsigned int expect[] = { 10, 40, 0, 0 };
+	/*
+	 * a quarter, a page, idle, one page sampled again and again, and
+	 * five eighths (not rounded down to one interval in two)
+	 */
+	static const unsigned long pages[] = { 100, 1, 100, 100, 128 };
+	static const unsigned int expect[] = { 10, 40, 0, 0, 25 };
 	struct damon_attrs attrs = {
 		.sample_interval = 5000,
 		.aggr_interval = 5000 * INTERVALS,
@@ -380,6 +383,7 @@ static void damon_perf_test_estimate_exact(struct kunit *test)
 		damon_perf_test_est_samples(perf, 1, 1);
 		for (i = 0; i < 50; i++)
 			damon_perf_count(perf, 3, perf->regions[3]->ar.start);
+		damon_perf_test_est_samples(perf, 4, 80);
 		damon_perf_update_hit(perf, &attrs);
 	}
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_EST_ONE, perf->weight);
