@@ -355,6 +355,20 @@ static void damon_perf_test_est_samples(struct damon_perf *perf,
 		damon_perf_count(perf, idx, start + i * PAGE_SIZE);
 }
 
+/* The regions of @perf were counted as accessed @expect[i] times each. */
+static void damon_perf_test_est_expect(struct kunit *test,
+				       struct damon_perf *perf,
+				       const unsigned int *expect,
+				       unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_EQ_MSG(test, expect[i],
+				    perf->regions[i]->nr_accesses,
+				    "region %u", i);
+}
+
 /*
  * With every event sampled, a region counts as accessed in the share of the
  * intervals that its sampled pages are of its pages, as the Accessed bit
@@ -388,10 +402,7 @@ static void damon_perf_test_estimate_exact(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_EST_ONE, perf->weight);
 	KUNIT_EXPECT_EQ(test, 40, damon_perf_sync(perf, &attrs));
-	for (i = 0; i < ARRAY_SIZE(pages); i++)
-		KUNIT_EXPECT_EQ_MSG(test, expect[i],
-				    perf->regions[i]->nr_accesses,
-				    "region %u", i);
+	damon_perf_test_est_expect(test, perf, expect, ARRAY_SIZE(pages));
 	damon_perf_test_est_free(perf);
 }
 
@@ -433,10 +444,7 @@ static void damon_perf_test_estimate_sparse(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, 20ULL << DAMON_PERF_EST_SHIFT,
 				perf->weight);
 	}
-	for (i = 0; i < ARRAY_SIZE(pages); i++)
-		KUNIT_EXPECT_EQ_MSG(test, expect[i],
-				    perf->regions[i]->nr_accesses,
-				    "region %u", i);
+	damon_perf_test_est_expect(test, perf, expect, ARRAY_SIZE(pages));
 
 	/* no region with enough samples: the weight stays */
 	for (k = 0; k < 4; k++) {
