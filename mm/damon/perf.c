@@ -37,6 +37,7 @@
 #include <linux/random.h>
 #include <linux/rculist.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include "perf.h"
 #include "perf_observe.h"
@@ -429,28 +430,31 @@ damon_perf_classify(u64 addr, u64 paddr, bool want_phys)
 	}
 	if (!addr)
 		return DAMON_PERF_SAMPLE_ADDR_ZERO;
-	if (addr >= TASK_SIZE)
+	/*
+	 * Not the task's own TASK_SIZE, which a compat task's flag decides:
+	 * an address a compat task cannot map is no kernel address either,
+	 * and the drain finds no region for it.
+	 */
+	if (addr >= TASK_SIZE_MAX)
 		return DAMON_PERF_SAMPLE_KERNEL;
 	return DAMON_PERF_SAMPLE_VALID;
 }
 
 /*
- * The overflow handler of every event.  Runs in the context the PMU delivers
- * samples in: process, softirq, hardirq or NMI.  So: no locks, no
- * allocation, no sleeping.  It pushes straight into its context's rings.
+ * The overflow handler's general case: a physical address context, a sample
+ * without data or without a usable virtual address, or one that must be
+ * shown in full.  Out of line, so that it keeps its registers and its calls
+ * out of damon_perf_overflow()'s common case.
  */
-static void damon_perf_overflow(struct perf_event *event,
-				struct perf_sample_data *data,
-				struct pt_regs *regs)
+static noinline void damon_perf_sample(struct damon_perf *perf,
+				       struct perf_event *event,
+				       struct perf_sample_data *data,
+				       struct pt_regs *regs)
 {
-	struct damon_perf *perf = event->overflow_handler_context;
 	enum damon_perf_sample_reason reason = DAMON_PERF_SAMPLE_NULL;
 	u64 pmu_flags = 0, addr = 0, paddr = 0;
 	bool want_phys;
 
-	/* damon_perf_try_events()'s trial events are never enabled */
-	if (unlikely(!perf))
-		return;
 	damon_perf_obs_callback(&perf->obs);
 	/*
 	 * The context's address space decides, not what perf was asked for:
@@ -471,10 +475,45 @@ static void damon_perf_overflow(struct perf_event *event,
 	damon_perf_obs_sample(&perf->obs, event, data, pmu_flags, addr, reason);
 	if (reason != DAMON_PERF_SAMPLE_VALID)
 		return;
-	if (perf->phys)
+	if (want_phys)
 		damon_perf_ring_push(perf->rings, paddr, 0);
 	else
 		damon_perf_ring_push(perf->rings, addr, task_tgid_nr(current));
+}
+
+/*
+ * The overflow handler of every event.  Runs in the context the PMU delivers
+ * samples in: process, softirq, hardirq or NMI.  So: no locks, no
+ * allocation, no sleeping.  It pushes straight into its context's rings.
+ *
+ * It runs for every sample, so the common case, a user address for a
+ * virtual address context that the observability only counts, is decided
+ * here, counted by damon_perf_obs_valid_quick(), callback included, and
+ * handed to the ring in a call that ends the function.  Everything else
+ * goes to damon_perf_sample(), which counts the callback, then classifies.
+ */
+static void damon_perf_overflow(struct perf_event *event,
+				struct perf_sample_data *data,
+				struct pt_regs *regs)
+{
+	struct damon_perf *perf = event->overflow_handler_context;
+	u64 addr;
+
+	/* damon_perf_try_events()'s trial events are never enabled */
+	if (unlikely(!perf))
+		return;
+	if (likely(data && !perf->phys &&
+		   (data->sample_flags & PERF_SAMPLE_ADDR))) {
+		addr = data->addr;
+		if (likely(damon_perf_classify(addr, 0, false) ==
+			   DAMON_PERF_SAMPLE_VALID &&
+			   damon_perf_obs_valid_quick(&perf->obs))) {
+			damon_perf_ring_push(perf->rings, addr,
+					     task_tgid_nr(current));
+			return;
+		}
+	}
+	damon_perf_sample(perf, event, data, regs);
 }
 
 /**

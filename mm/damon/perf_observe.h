@@ -266,11 +266,13 @@ void damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
  * damon_perf_obs_callback() - Count a callback of a context's events.
  * @obs:	Observation state of the context.
  *
- * Called where the overflow handler is entered, and for each record the
- * AUX drain decodes, before anything is made of the sample: the callbacks
- * are counted apart from their classification by damon_perf_obs_sample()
- * and damon_perf_obs_aux_record(), so that a sample lost between the two
- * shows as a callback no class took.
+ * Called where the overflow handler's general path is entered, and for
+ * each record the AUX drain decodes, before anything is made of the
+ * sample: the callbacks are counted apart from their classification by
+ * damon_perf_obs_sample() and damon_perf_obs_aux_record(), so that a sample
+ * lost between the two shows as a callback no class took.  The handler's
+ * common case, whose few lines have nothing to lose a sample in, counts
+ * both at once with damon_perf_obs_valid_quick().
  */
 static __always_inline void damon_perf_obs_callback(struct damon_perf_obs *obs)
 {
@@ -302,6 +304,33 @@ damon_perf_obs_sample(struct damon_perf_obs *obs, struct perf_event *event,
 	if (trace_damon_perf_sample_enabled())
 		damon_perf_obs_trace_sample(event, data, pmu_flags, addr,
 					    reason);
+}
+
+/**
+ * damon_perf_obs_valid_quick() - Count a valid sample that needs no more.
+ * @obs:	Observation state of the context whose event sampled.
+ *
+ * The overflow handler's common case: counts the callback of a valid
+ * sample, and the sample as valid, if counting is all the observability
+ * has to do with it, that is while no CPU's events of the context wait for
+ * their first sample and the damon_perf_sample tracepoint is off.
+ * Otherwise it counts nothing, and the handler takes the sample through
+ * damon_perf_obs_callback() and damon_perf_obs_sample().
+ *
+ * Return: true if the sample was counted.
+ */
+static __always_inline bool
+damon_perf_obs_valid_quick(struct damon_perf_obs *obs)
+{
+	/* loaded once: either increment could alias it, to the compiler */
+	struct damon_perf_obs_cpu __percpu *cpus = obs->cpus;
+
+	if (unlikely(atomic_read(&obs->nr_enabled)) ||
+	    trace_damon_perf_sample_enabled())
+		return false;
+	this_cpu_inc(cpus->callback);
+	this_cpu_inc(cpus->reason[DAMON_PERF_SAMPLE_VALID]);
+	return true;
 }
 
 static inline void damon_perf_obs_drain_dequeue(struct damon_perf_obs_drain *d,
@@ -349,6 +378,11 @@ static inline void damon_perf_obs_state(struct damon_perf_obs *obs,
 
 static inline void damon_perf_obs_callback(struct damon_perf_obs *obs)
 {
+}
+
+static inline bool damon_perf_obs_valid_quick(struct damon_perf_obs *obs)
+{
+	return true;
 }
 
 static inline void damon_perf_obs_sample(struct damon_perf_obs *obs,

@@ -27,7 +27,9 @@ static void damon_perf_test_classify(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_SAMPLE_KERNEL,
 			damon_perf_classify((unsigned long)page, 0, false));
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_SAMPLE_KERNEL,
-			damon_perf_classify(TASK_SIZE, 0, false));
+			damon_perf_classify(TASK_SIZE_MAX, 0, false));
+	KUNIT_EXPECT_EQ(test, DAMON_PERF_SAMPLE_VALID,
+			damon_perf_classify(TASK_SIZE_MAX - 1, 0, false));
 
 	/* physical address space monitoring */
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_SAMPLE_VALID,
