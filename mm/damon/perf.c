@@ -446,10 +446,10 @@ damon_perf_classify(u64 addr, u64 paddr, bool want_phys)
  * shown in full.  Out of line, so that it keeps its registers and its calls
  * out of damon_perf_overflow()'s common case.
  */
-static noinline void damon_perf_sample(struct damon_perf *perf,
-				       struct perf_event *event,
-				       struct perf_sample_data *data,
-				       struct pt_regs *regs)
+static noinline void damon_perf_overflow_full(struct damon_perf *perf,
+					      struct perf_event *event,
+					      struct perf_sample_data *data,
+					      struct pt_regs *regs)
 {
 	enum damon_perf_sample_reason reason = DAMON_PERF_SAMPLE_NULL;
 	u64 pmu_flags = 0, addr = 0, paddr = 0;
@@ -490,7 +490,8 @@ static noinline void damon_perf_sample(struct damon_perf *perf,
  * virtual address context that the observability only counts, is decided
  * here, counted by damon_perf_obs_valid_quick(), callback included, and
  * handed to the ring in a call that ends the function.  Everything else
- * goes to damon_perf_sample(), which counts the callback, then classifies.
+ * goes to damon_perf_overflow_full(), which counts the callback, then
+ * classifies.
  */
 static void damon_perf_overflow(struct perf_event *event,
 				struct perf_sample_data *data,
@@ -513,7 +514,7 @@ static void damon_perf_overflow(struct perf_event *event,
 			return;
 		}
 	}
-	damon_perf_sample(perf, event, data, regs);
+	damon_perf_overflow_full(perf, event, data, regs);
 }
 
 /**
