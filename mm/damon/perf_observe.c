@@ -21,12 +21,13 @@
  * on any CPU and adds to the sampling CPU's counters atomically.
  *
  * What the drain can work out, it counts, so that the sampling side does no
- * more per sample, inline, than increment two counters, check whether an
- * event state is to change and test the damon_perf_sample tracepoint's
- * static key: the records stored in a ring (enqueue) are counted from the
- * ring's head at each drain, and the ring's high-water mark (ring_peak) is
- * what a drain finds in it, as only drains take records out.  Readers get a
- * best-effort snapshot without taking any lock.
+ * more per sample, inline, than increment two counters and test one per-CPU
+ * word, which says whether an event state is to change or the
+ * damon_perf_sample tracepoint is on: the records stored in a ring
+ * (enqueue) are counted from the ring's head at each drain, and the ring's
+ * high-water mark (ring_peak) is what a drain finds in it, as only drains
+ * take records out.  Readers get a best-effort snapshot without taking any
+ * lock.
  */
 
 #define pr_fmt(fmt) "damon-perf: " fmt
@@ -372,6 +373,7 @@ struct damon_perf_obs_stats {
 };
 
 static DEFINE_PER_CPU(struct damon_perf_obs_cpu, damon_perf_obs_cpus);
+DEFINE_PER_CPU(atomic_t, damon_perf_obs_need_full);
 
 static struct damon_perf_obs_stats damon_perf_obs_live = {
 	.cpus = &damon_perf_obs_cpus,
@@ -459,14 +461,15 @@ static void damon_perf_obs_moved(struct damon_perf_obs *obs, unsigned int cpu,
 	if (damon_perf_st_counted(to))
 		atomic_inc(&c->nr_in_state[to]);
 	/*
-	 * A sample that finds none ENABLED skips the state; this may go
-	 * below zero for a moment, when a sample's ENABLED -> RUNNING comes
-	 * between a step's cmpxchg and its increment.
+	 * A sample on a CPU that counts none ENABLED skips the state; the
+	 * count may go below zero for a moment, when a sample's ENABLED ->
+	 * RUNNING comes between a step's cmpxchg and its increment, and a
+	 * negative count sends samples the general way too.
 	 */
 	if (from == DAMON_PERF_ST_ENABLED)
-		atomic_dec(&obs->nr_enabled);
+		atomic_dec(per_cpu_ptr(&damon_perf_obs_need_full, cpu));
 	if (to == DAMON_PERF_ST_ENABLED)
-		atomic_inc(&obs->nr_enabled);
+		atomic_inc(per_cpu_ptr(&damon_perf_obs_need_full, cpu));
 	if (to == DAMON_PERF_ST_ERROR)
 		WRITE_ONCE(c->error, true);
 	else if (to == DAMON_PERF_ST_CREATED)
@@ -593,7 +596,6 @@ int damon_perf_obs_init(struct damon_perf_obs *obs)
 {
 	obs->stats = damon_perf_obs_kunit_stats() ?: &damon_perf_obs_live;
 	obs->cpus = obs->stats->cpus;
-	atomic_set(&obs->nr_enabled, 0);
 	obs->state = kcalloc(nr_cpu_ids, sizeof(*obs->state), GFP_KERNEL);
 	return obs->state ? 0 : -ENOMEM;
 }
@@ -657,8 +659,8 @@ static unsigned int damon_perf_sample_context(void)
  * damon_perf_obs_first_sample() - Move this CPU's events to RUNNING.
  * @obs:	Observation state of the context whose event sampled.
  *
- * The part of damon_perf_obs_sample() that runs only while some CPU's events
- * of the context are ENABLED and have not sampled yet: moves this CPU's to
+ * The part of damon_perf_obs_sample() that runs only while some event set
+ * on this CPU is ENABLED and has not sampled yet: moves the context's to
  * RUNNING if they are ENABLED.  Runs in the overflow handler's context, NMI
  * included.
  */
@@ -690,6 +692,37 @@ void damon_perf_obs_trace_sample(struct perf_event *event,
 				data ? data->period : 0, smp_processor_id(),
 				reason, pmu_flags, event->attr.sample_type,
 				damon_perf_sample_context());
+}
+
+/**
+ * damon_perf_sample_regfunc() - Send every sample the general way.
+ *
+ * Called when the damon_perf_sample tracepoint gets its first probe, before
+ * its static key is enabled: from then on, every CPU's samples take the
+ * overflow handler's general path, which traces them.
+ *
+ * Return: 0.
+ */
+int damon_perf_sample_regfunc(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		atomic_inc(per_cpu_ptr(&damon_perf_obs_need_full, cpu));
+	return 0;
+}
+
+/**
+ * damon_perf_sample_unregfunc() - Let samples take the quick way again.
+ *
+ * Called when the damon_perf_sample tracepoint loses its last probe.
+ */
+void damon_perf_sample_unregfunc(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		atomic_dec(per_cpu_ptr(&damon_perf_obs_need_full, cpu));
 }
 
 /**

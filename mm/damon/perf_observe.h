@@ -195,17 +195,23 @@ struct damon_perf_obs_cpu {
 
 struct damon_perf_obs_stats;
 
+/*
+ * Per CPU, why its samples must take the overflow handler's general path:
+ * the (context, CPU) event sets there that are ENABLED, waiting for the
+ * first sample that moves them to RUNNING, and one more on every CPU while
+ * the damon_perf_sample tracepoint has a probe.  See
+ * damon_perf_obs_valid_quick().
+ */
+DECLARE_PER_CPU(atomic_t, damon_perf_obs_need_full);
+
 /**
  * struct damon_perf_obs - Observation state of one context's perf events.
  * @cpus:	The per-CPU counters of @stats, for the sampling path.
- * @nr_enabled:	CPUs whose events are ENABLED: not yet sampled since their
- *		enabling.
  * @stats:	The counters and event states the context counts in.
  * @state:	&enum damon_perf_cpu_state of the events on each CPU.
  */
 struct damon_perf_obs {
 	struct damon_perf_obs_cpu __percpu *cpus;
-	atomic_t nr_enabled;
 	struct damon_perf_obs_stats *stats;
 	u32 *state;
 };
@@ -288,10 +294,10 @@ static __always_inline void damon_perf_obs_callback(struct damon_perf_obs *obs)
  * @addr:	The sample's virtual address, or zero.
  * @reason:	What the overflow handler made of the sample.
  *
- * Counts the sample under @reason and, while some CPU's events are still
- * ENABLED, moves this CPU's to RUNNING.  While the damon_perf_sample
- * tracepoint is off, that is all: its arguments are worked out only once
- * its static key says it is on.
+ * Counts the sample under @reason and, while some event set on this CPU
+ * is still ENABLED, moves the context's to RUNNING if they are ENABLED.
+ * While the damon_perf_sample tracepoint is off, that is all: its
+ * arguments are worked out only once its static key says it is on.
  */
 static __always_inline void
 damon_perf_obs_sample(struct damon_perf_obs *obs, struct perf_event *event,
@@ -299,7 +305,7 @@ damon_perf_obs_sample(struct damon_perf_obs *obs, struct perf_event *event,
 		      enum damon_perf_sample_reason reason)
 {
 	this_cpu_inc(obs->cpus->reason[reason]);
-	if (unlikely(atomic_read(&obs->nr_enabled)))
+	if (unlikely(this_cpu_read(damon_perf_obs_need_full.counter)))
 		damon_perf_obs_first_sample(obs);
 	if (trace_damon_perf_sample_enabled())
 		damon_perf_obs_trace_sample(event, data, pmu_flags, addr,
@@ -312,10 +318,13 @@ damon_perf_obs_sample(struct damon_perf_obs *obs, struct perf_event *event,
  *
  * The overflow handler's common case: counts the callback of a valid
  * sample, and the sample as valid, if counting is all the observability
- * has to do with it, that is while no CPU's events of the context wait for
- * their first sample and the damon_perf_sample tracepoint is off.
- * Otherwise it counts nothing, and the handler takes the sample through
- * damon_perf_obs_callback() and damon_perf_obs_sample().
+ * has to do with it, that is while no event set on this CPU, of any
+ * context, waits for its first sample and the damon_perf_sample tracepoint
+ * is off.  Otherwise it counts nothing, and the handler takes the sample
+ * through damon_perf_obs_callback() and damon_perf_obs_sample().  The test
+ * is one per-CPU word, which counts the tracepoint too: a CPU whose events
+ * never sample (an idle one) keeps no other CPU off this path, and the
+ * tracepoint's static key is not read here.
  *
  * Return: true if the sample was counted.
  */
@@ -325,8 +334,12 @@ damon_perf_obs_valid_quick(struct damon_perf_obs *obs)
 	/* loaded once: either increment could alias it, to the compiler */
 	struct damon_perf_obs_cpu __percpu *cpus = obs->cpus;
 
-	if (unlikely(atomic_read(&obs->nr_enabled)) ||
-	    trace_damon_perf_sample_enabled())
+	/*
+	 * A plain read of a word that other CPUs change atomically: a stale
+	 * zero only leaves one more sample to the next one to find ENABLED,
+	 * or untraced while the tracepoint is being turned on or off.
+	 */
+	if (unlikely(this_cpu_read(damon_perf_obs_need_full.counter)))
 		return false;
 	this_cpu_inc(cpus->callback);
 	this_cpu_inc(cpus->reason[DAMON_PERF_SAMPLE_VALID]);

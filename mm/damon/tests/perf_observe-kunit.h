@@ -252,47 +252,141 @@ static void damon_perf_obs_test_counters(struct kunit *test)
 	damon_perf_rings_free(rings);
 }
 
+/* This CPU's count of reasons to send samples the general way. */
+static int damon_perf_obs_test_need_full(void)
+{
+	return atomic_read(this_cpu_ptr(&damon_perf_obs_need_full));
+}
+
 /*
- * The sampling path looks at the event states only while some CPU's events
- * are ENABLED, and moves them to RUNNING on their first sample.
+ * The sampling path looks at the event states only while some events on
+ * its CPU are ENABLED, and moves them to RUNNING on their first sample.
  */
 static void damon_perf_obs_test_first_sample(struct kunit *test)
 {
 	struct damon_perf_obs obs = {};
 	struct perf_event *event;
 	unsigned int cpu;
+	int base;
 
 	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, event);
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
 	migrate_disable();
 	cpu = smp_processor_id();
+	/* what else counts here: other contexts, the tracepoint */
+	base = damon_perf_obs_test_need_full();
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_CREATED);
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_BOUND);
-	KUNIT_EXPECT_EQ(test, 0, atomic_read(&obs.nr_enabled));
+	KUNIT_EXPECT_EQ(test, base, damon_perf_obs_test_need_full());
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ENABLED);
-	KUNIT_EXPECT_EQ(test, 1, atomic_read(&obs.nr_enabled));
+	KUNIT_EXPECT_EQ(test, base + 1, damon_perf_obs_test_need_full());
 
 	preempt_disable();
 	damon_perf_obs_sample(&obs, event, NULL, 0, 0,
 			      DAMON_PERF_SAMPLE_NULL);
 	preempt_enable();
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_RUNNING, obs.state[cpu]);
-	KUNIT_EXPECT_EQ(test, 0, atomic_read(&obs.nr_enabled));
+	KUNIT_EXPECT_EQ(test, base, damon_perf_obs_test_need_full());
 
 	/* a pause and a resume wait for a sample again */
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_BOUND);
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ENABLED);
-	KUNIT_EXPECT_EQ(test, 1, atomic_read(&obs.nr_enabled));
+	KUNIT_EXPECT_EQ(test, base + 1, damon_perf_obs_test_need_full());
 	/* a release of ENABLED events leaves none waiting */
 	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_UNINIT);
-	KUNIT_EXPECT_EQ(test, 0, atomic_read(&obs.nr_enabled));
+	KUNIT_EXPECT_EQ(test, base, damon_perf_obs_test_need_full());
 	preempt_disable();
 	damon_perf_obs_sample(&obs, event, NULL, 0, 0,
 			      DAMON_PERF_SAMPLE_NULL);
 	preempt_enable();
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_ST_UNINIT, obs.state[cpu]);
 	migrate_enable();
+	damon_perf_obs_exit(&obs);
+}
+
+/*
+ * Events that wait for their first sample on one CPU send that CPU's
+ * samples the general way, and no other CPU's: a CPU whose events never
+ * sample, an idle one, must not keep the others off the common case.
+ */
+static void damon_perf_obs_test_quick_per_cpu(struct kunit *test)
+{
+	struct damon_perf_obs obs = {};
+	unsigned int cpu, other;
+	bool quick;
+
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
+	migrate_disable();
+	cpu = smp_processor_id();
+	other = cpumask_any_but(cpu_possible_mask, cpu);
+	if (other >= nr_cpu_ids) {
+		migrate_enable();
+		damon_perf_obs_exit(&obs);
+		kunit_skip(test, "needs a second possible CPU");
+	}
+	damon_perf_obs_state(&obs, other, DAMON_PERF_ST_CREATED);
+	damon_perf_obs_state(&obs, other, DAMON_PERF_ST_BOUND);
+	damon_perf_obs_state(&obs, other, DAMON_PERF_ST_ENABLED);
+	preempt_disable();
+	quick = damon_perf_obs_valid_quick(&obs);
+	preempt_enable();
+	KUNIT_EXPECT_TRUE_MSG(test, quick,
+			      "CPU %u's ENABLED events slowed CPU %u", other,
+			      cpu);
+
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_CREATED);
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_BOUND);
+	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ENABLED);
+	preempt_disable();
+	quick = damon_perf_obs_valid_quick(&obs);
+	preempt_enable();
+	KUNIT_EXPECT_FALSE(test, quick);
+	migrate_enable();
+	damon_perf_obs_exit(&obs);
+}
+
+static void damon_perf_obs_test_probe(void *data, u64 addr, u64 data_src,
+				      u64 period, unsigned int cpu,
+				      unsigned int reason, u64 sample_flags,
+				      u64 sample_type, unsigned int context)
+{
+	atomic_inc(data);
+}
+
+/*
+ * While damon_perf_sample has a probe, no sample takes the common case,
+ * which does not read the tracepoint's key, and the general path traces;
+ * once the probe is gone, the common case is back.
+ */
+static void damon_perf_obs_test_trace_full(struct kunit *test)
+{
+	struct damon_perf_obs obs = {};
+	atomic_t traced = ATOMIC_INIT(0);
+	struct perf_event *event;
+	bool on, off;
+
+	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
+	KUNIT_ASSERT_EQ(test, 0,
+			register_trace_damon_perf_sample(damon_perf_obs_test_probe,
+							 &traced));
+	preempt_disable();
+	on = damon_perf_obs_valid_quick(&obs);
+	damon_perf_obs_sample(&obs, event, NULL, 0, 0x1000,
+			      DAMON_PERF_SAMPLE_VALID);
+	preempt_enable();
+	unregister_trace_damon_perf_sample(damon_perf_obs_test_probe,
+					   &traced);
+	tracepoint_synchronize_unregister();
+	preempt_disable();
+	off = damon_perf_obs_valid_quick(&obs);
+	preempt_enable();
+
+	KUNIT_EXPECT_FALSE(test, on);
+	KUNIT_EXPECT_EQ(test, 1, atomic_read(&traced));
+	KUNIT_EXPECT_TRUE(test, off);
 	damon_perf_obs_exit(&obs);
 }
 
@@ -342,6 +436,8 @@ static struct kunit_case damon_perf_obs_test_cases[] = {
 	KUNIT_CASE(damon_perf_obs_test_states),
 	KUNIT_CASE(damon_perf_obs_test_counters),
 	KUNIT_CASE(damon_perf_obs_test_first_sample),
+	KUNIT_CASE(damon_perf_obs_test_quick_per_cpu),
+	KUNIT_CASE(damon_perf_obs_test_trace_full),
 	KUNIT_CASE(damon_perf_obs_test_context),
 	{},
 };
