@@ -8,7 +8,8 @@ Usage: bench-report.py [--quick] RECORDS_FILE OUT_DIR
 Input: RECORDS_FILE is the guest console log of a bench run.  Every line
 that starts with "BENCH " (once carriage returns are removed) carries one
 JSON object, a record, whose "exp" field names its experiment: meta,
-kdamond, slowdown, insns, check, accuracy or ringloss.  Other lines are
+kdamond, slowdown, insns, check, accuracy, patterns or ringloss.  Other
+lines are
 ignored.  There must be exactly one meta record and at least one record
 of every other experiment.  An insns record says whether its run was
 under QEMU's -icount (field "icount"), without which its figures are
@@ -63,6 +64,7 @@ REGIONS = 'a region count, "default" or "page"'
 KD_MODES = ("ab", "pf", "tpmu")
 PERF_MODES = ("pf", "tpmu")
 SLOW_MODES = ("none", "ab", "pf", "tpmu")
+PATTERNS = ("ranges", "zipf", "threads")
 INSNS_KERNELS = ("observe", "no-observe", "observe-jl", "no-observe-jl")
 INSNS_CELLS = tuple((k, t) for k in INSNS_KERNELS for t in ("off", "on"))
 
@@ -81,6 +83,9 @@ SCHEMA = {
               "records": NUM, "drain_ns": NUM},
     "accuracy": {"mode": KD_MODES, "rep": REP, "snapshots": LIST,
                  "moves": LIST, "converge_s": LIST},
+    "patterns": {"pattern": PATTERNS, "mode": KD_MODES, "rep": REP,
+                 "writes": ("fault", "touch"), "hot_mb": POS,
+                 "snapshots": LIST},
     "ringloss": {"period_ns": POS, "batch": POS, "rep": REP, "secs": POS,
                  "per_cpu": LIST},
 }
@@ -92,11 +97,12 @@ CELL = {
     "insns": ("kernel", "trace"),
     "check": ("mode", "regions", "period_ns"),
     "accuracy": ("mode",),
+    "patterns": ("pattern", "mode"),
     "ringloss": ("period_ns", "batch"),
 }
 
 EXPERIMENTS = ("kdamond", "slowdown", "insns", "check", "accuracy",
-               "ringloss")
+               "patterns", "ringloss")
 
 # Reference rates for the ring-loss goal.
 PERF_RECORD_HZ = 4000
@@ -179,10 +185,11 @@ def check_numbers(rec, name, nullable):
 def check_record(rec):
     for name, kind in SCHEMA.get(rec["exp"], {}).items():
         check_field(rec, name, kind)
-    if rec["exp"] == "accuracy":
+    if rec["exp"] in ("accuracy", "patterns"):
         check_items(rec, "snapshots", (("t", False), ("f1", False),
                                        ("precision", True),
                                        ("recall", True)))
+    if rec["exp"] == "accuracy":
         check_numbers(rec, "moves", False)
         check_numbers(rec, "converge_s", True)
     elif rec["exp"] == "ringloss":
@@ -885,6 +892,66 @@ def accuracy_goals(modes):
     return goals
 
 
+# ---------------------------------------------------------------------------
+# patterns: the same F1, on access patterns that stay put
+
+def report_patterns(recs, meta):
+    g = group(recs, ("pattern", "mode"))
+    cells, rows, goals = [], [], []
+    for pat in PATTERNS:
+        f1 = {}
+        for m in KD_MODES:
+            if (pat, m) not in g:
+                continue
+            vals = per_rep(g[(pat, m)], acc_rep)
+            f1[m] = {r: v[0] for r, v in vals.items()}
+            d = {"pattern": pat, "mode": m,
+                 "writes": sorted({r["writes"]
+                                   for r in g[(pat, m)].values()}),
+                 "hot_mb": spread(per_rep(g[(pat, m)],
+                                          lambda r: r["hot_mb"])),
+                 "snapshots": spread(per_rep(g[(pat, m)],
+                                             lambda r: len(r["snapshots"]))),
+                 "f1": spread(f1[m]),
+                 "precision": spread({r: v[1] for r, v in vals.items()}),
+                 "recall": spread({r: v[2] for r, v in vals.items()}),
+                 "f1_ratio_to_ab": (spread(paired(f1[m], f1["ab"]))
+                                    if m != "ab" and "ab" in f1 else None)}
+            cells.append(d)
+            rows.append([pat, m, "/".join(d["writes"]), fmt_n(d["f1"]),
+                         fspread(d["hot_mb"]),
+                         fspread(d["snapshots"]), fspread(d["f1"]),
+                         fspread(d["precision"]), fspread(d["recall"]),
+                         fspread(d["f1_ratio_to_ab"])])
+        for m in PERF_MODES:
+            name = "[patterns] %s F1 >= ab F1 (%s)" % (m, pat)
+            p, ab = spread(f1.get(m, {})), spread(f1.get("ab", {}))
+            if p is None or ab is None:
+                goals.append(goal(name, "needs F1 snapshots of %s and ab "
+                                  "on %s" % (m, pat), "not measured"))
+                continue
+            goals.append(goal(
+                name, "%s %s vs ab %s; %s/ab per rep %s"
+                % (m, fspread(p), fspread(ab), m,
+                   fspread(spread(paired(f1[m], f1["ab"])))),
+                "met" if p["median"] >= ab["median"] else "MISSED"))
+    print_table(
+        "patterns: hot-range detection on patterns that stay put, per-rep "
+        "median over snapshots, then median [min-max] over reps",
+        ["pattern", "mode", "writes", "n", "hot MiB", "snapshots", "F1",
+         "precision", "recall", "F1/ab"], rows,
+        ["ranges: three hot ranges of 4, 2 and 1 windows, written on "
+         "every pass; zipf: one window a pass, picked with probability "
+         "proportional to 1/(rank+1)^0.8, hot = ranks 0 and 1;",
+         "threads: threads writing a window each (hot MiB says the "
+         "window); snapshots are the aggregations after the first "
+         "seconds, left to the monitor to settle;",
+         "writes: fault, every write a page fault (what the page-fault "
+         "event sees), or touch, writes to mapped pages (what Accessed "
+         "bits and a sampling PMU see)."])
+    return {"cells": cells}, goals
+
+
 def heat_of(recs, mode):
     """The heat map record of MODE: rep 0's, else the lowest rep's."""
     have = sorted((r["rep"], r) for r in recs
@@ -1160,6 +1227,7 @@ REPORTS = {
     "insns": report_insns,
     "check": report_check,
     "accuracy": report_accuracy,
+    "patterns": report_patterns,
     "ringloss": report_ringloss,
 }
 

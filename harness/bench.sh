@@ -5,7 +5,9 @@
 #
 # Boots the test kernel (building it first if it is missing) and runs
 # guest/tests/bench.py: kdamond cost, workload slowdown, accuracy against a
-# moving hot range, and ring loss against the sample rate; then, in a boot
+# moving hot range and on patterns that stay put (hot ranges of unequal
+# sizes, a Zipf-like spread, threads), and ring loss against the sample
+# rate; then, in a boot
 # of its own, access check cost against regions and records.  Then boots
 # it again under QEMU's
 # -icount shift=0, where a guest nanosecond is one instruction, for the
@@ -102,7 +104,8 @@ icount=(-c 1 -Q -icount -Q shift=0)
 rc=0
 # ringloss first: perf_stats' ring_capacity, the largest rings since boot,
 # is then its context's
-run main test -m "$mem" -- --exp ringloss kdamond slowdown accuracy || rc=1
+run main test -m "$mem" -- --exp ringloss kdamond slowdown accuracy patterns ||
+	rc=1
 # ftrace's function profiler patches code that every CPU runs (the
 # sched_switch tracepoint's static calls), and multi-threaded TCG ran CPUs
 # into stale int3s of it: one host thread for all CPUs

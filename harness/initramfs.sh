@@ -77,10 +77,11 @@ ln -s bash "$root/bin/sh"
 cp "$TOP/guest/init" "$root/init"
 chmod 755 "$root/init"
 
-# The project's own programs, built static.  The hot/cold workload is the
-# kselftest's, so the boot tests and the selftest run the same one.
+# The project's own programs, built static (with libm: benchwl's Zipf
+# weights).  The hot/cold workload is the kselftest's, so the boot tests
+# and the selftest run the same one.
 cc_static() {
-	"$cc" -static -O2 -Wall -Wextra -Werror -o "$root/opt/damon-perf/bin/$1" "$2"
+	"$cc" -static -O2 -Wall -Wextra -Werror -o "$root/opt/damon-perf/bin/$1" "$2" -lm
 }
 for c in "$TOP"/guest/src/*.c; do
 	cc_static "$(basename "$c" .c)" "$c"

@@ -20,6 +20,9 @@ Experiments (--exp, default all but insns):
             each drained record, from the damon_perf_drain tracepoint
   accuracy  precision, recall and F1 of the regions DAMON ranks hot, against
             a hot range that moves
+  patterns  the same F1, against access patterns that stay put: hot ranges
+            of unequal sizes, a Zipf-like spread over the whole working set,
+            and threads that each write a range of their own
   ringloss  ring overflows against the sample rate of the test PMU
 
 --quick runs one small cell of each, to check that everything still runs.
@@ -90,7 +93,8 @@ def poll(cond, what, deadline=DEADLINE):
 class Workload:
     """guest/src/benchwl.c, running until stopped."""
 
-    def __init__(self, ws_mb, hot_mb, mode, move_s=0):
+    def __init__(self, ws_mb, hot_mb, mode, move_s=0, pattern='window',
+                 threads=1):
         self.info = '/tmp/benchwl.info'
         self.timeline = '/tmp/benchwl.timeline'
         self.count = '/tmp/benchwl.count'
@@ -99,14 +103,18 @@ class Workload:
                 os.unlink(f)
         self.proc = subprocess.Popen(
             [BIN + '/benchwl', '-w', str(ws_mb), '-H', str(hot_mb),
-             '-m', mode, '-M', str(move_s), '-i', self.info,
-             '-g', self.timeline, '-c', self.count])
+             '-m', mode, '-p', pattern, '-T', str(threads),
+             '-M', str(move_s), '-i', self.info, '-g', self.timeline,
+             '-c', self.count])
         poll(lambda: os.path.exists(self.info), 'the workload')
-        fields = dict(line.split(None, 1) for line in
-                      read(self.info).splitlines())
-        self.pid = int(fields['pid'])
-        self.cur = int(fields['cur'], 16)
-        self.start, self.end = (int(x, 16) for x in fields['ws'].split())
+        lines = [line.split() for line in read(self.info).splitlines()]
+        fields = {v[0]: v[1:] for v in lines}
+        self.pid = int(fields['pid'][0])
+        self.cur = int(fields['cur'][0], 16)
+        self.start, self.end = (int(x, 16) for x in fields['ws'])
+        # the hot ranges of a pattern that stays put
+        self.hot = [(int(v[1], 16), int(v[2], 16)) for v in lines
+                    if v[0] == 'hot']
         self.ws_mb = ws_mb
         poll(lambda: self.pages() > 0, 'the workload to count')
 
@@ -466,8 +474,9 @@ def exp_check(a):
 
 def score(regions, hot, start, end):
     """Precision, recall, F1 by bytes of the regions ranked hot (at least
-    half the snapshot's highest nr_accesses) against the @hot range, within
-    the working set [start, end)."""
+    half the snapshot's highest nr_accesses) against the @hot ranges, a
+    list of (start, end) that do not overlap, within the working set
+    [start, end)."""
     regions = [(max(s, start), min(e, end), n) for s, e, n in regions
                if e > start and s < end]
     top = max((n for _, _, n in regions), default=0)
@@ -475,9 +484,10 @@ def score(regions, hot, start, end):
         return 0.0, 0.0, 0.0
     pred = [(s, e) for s, e, n in regions if n * 2 >= top]
     pbytes = sum(e - s for s, e in pred)
-    tp = sum(max(0, min(e, hot[1]) - max(s, hot[0])) for s, e in pred)
+    tp = sum(max(0, min(e, he) - max(s, hs))
+             for s, e in pred for hs, he in hot)
     p = tp / pbytes if pbytes else 0.0
-    r = tp / (hot[1] - hot[0])
+    r = tp / sum(he - hs for hs, he in hot)
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
@@ -519,6 +529,9 @@ def exp_accuracy(a):
 # ones is luck, not convergence
 CONVERGED_F1 = 0.9
 CONVERGED_RUN = 3
+# seconds a pattern that stays put is given before its aggregations count:
+# what the moving window's Accessed-bit convergence takes, and more
+PATTERN_SETTLE_S = 4
 
 
 def converged(snaps, move, nxt):
@@ -536,10 +549,9 @@ def converged(snaps, move, nxt):
     return None
 
 
-def accuracy_record(wl, mode, rep, move):
-    wins = wl.windows()
-    t0 = wins[0][0]
-    # the snapshots: the regions of each aggregation, by timestamp
+def aggregations():
+    """The damon_aggregated trace as snapshots: (ns, [(start, end,
+    nr_accesses)]) for each aggregation, ns from the trace's clock."""
     snaps, cur, ts = [], [], None
     for t, f in trace_lines('damon_aggregated'):
         ns = int(t * 1e9)
@@ -550,14 +562,20 @@ def accuracy_record(wl, mode, rep, move):
         cur.append((f['start'], f['end'], f['nr_accesses']))
     if cur:
         snaps.append((ts, cur))
+    return snaps
+
+
+def accuracy_record(wl, mode, rep, move):
+    wins = wl.windows()
+    t0 = wins[0][0]
     out, kept = [], []
-    for ns, regions in snaps:
+    for ns, regions in aggregations():
         # the hot window of the whole aggregation interval, if one was
         hot = [w for w in wins if w[0] <= ns - AGGR_US * 1000]
         nxt = [w for w in wins if ns - AGGR_US * 1000 < w[0] <= ns]
         if not hot or nxt:
             continue
-        p, r, f1 = score(regions, hot[-1][1:], wl.start, wl.end)
+        p, r, f1 = score(regions, [hot[-1][1:]], wl.start, wl.end)
         out.append({'t': round((ns - t0) / 1e9, 3), 'precision': p,
                     'recall': r, 'f1': f1})
         kept.append((ns, regions))
@@ -570,6 +588,55 @@ def accuracy_record(wl, mode, rep, move):
         addr, z = heat(kept, wl.start, wl.end)
         rec['heat'] = {'t': [s['t'] for s in out], 'addr_mb': addr, 'z': z}
     return rec
+
+
+PATTERNS = ('ranges', 'zipf', 'threads')
+# windows of 2 MiB, so that a hot page is written some 30 times a second
+# at the 120,000 faults a second one writer makes under TCG
+PATTERN_WIN_MB = 2
+# two writers: on two host cores, four writers of one process made 4,000
+# pages a second between them, one alone 118,000, two 58,000
+PATTERN_THREADS = 2
+
+
+def exp_patterns(a):
+    """F1 of each mode on the benchwl patterns that stay put, scored on
+    the aggregations after the first PATTERN_SETTLE_S seconds.  The
+    page-fault event sees only faults, so for it every write faults
+    (benchwl -m fault); the others get the same pattern with no faults
+    (-m touch): Accessed bits see a page only while it is mapped, which
+    in fault mode, windows dropped as soon as written, it mostly is not."""
+    secs = 4 if a.quick else 12
+    settle = 1 if a.quick else PATTERN_SETTLE_S
+    modes = ('ab', 'pf') if a.quick else ('ab', 'pf', 'tpmu')
+    for rep in range(a.reps):
+        for pattern in PATTERNS[:1] if a.quick else PATTERNS:
+            for mode in modes:
+                how = 'fault' if mode == 'pf' else 'touch'
+                wl = Workload(256, PATTERN_WIN_MB, how, pattern=pattern,
+                              threads=PATTERN_THREADS)
+                try:
+                    kdamond_setup(wl.pid, None, event_of(mode, wl, 50000))
+                    trace_reset(['damon_aggregated'], kb=16384,
+                                clock='mono')
+                    t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+                    kdamond_on()
+                    time.sleep(secs)
+                    trace_stop()
+                    kdamond_off()
+                finally:
+                    wl.stop()
+                out = []
+                for ns, regions in aggregations():
+                    if ns < t0 + settle * 1000000000:
+                        continue
+                    p, r, f1 = score(regions, wl.hot, wl.start, wl.end)
+                    out.append({'t': round((ns - t0) / 1e9, 3),
+                                'precision': p, 'recall': r, 'f1': f1})
+                emit({'exp': 'patterns', 'pattern': pattern, 'mode': mode,
+                      'rep': rep, 'writes': how,
+                      'hot_mb': sum(e - s for s, e in wl.hot) >> 20,
+                      'snapshots': out})
 
 
 def ringloss_cell(a, wl, period, batch, secs_wanted):
@@ -664,7 +731,8 @@ def meta(a):
 
 EXPERIMENTS = {'kdamond': exp_kdamond, 'slowdown': exp_slowdown,
                'insns': exp_insns, 'check': exp_check,
-               'accuracy': exp_accuracy, 'ringloss': exp_ringloss}
+               'accuracy': exp_accuracy, 'patterns': exp_patterns,
+               'ringloss': exp_ringloss}
 
 
 def main():
