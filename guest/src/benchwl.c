@@ -138,7 +138,7 @@ static int write_window(char *w, int count)
 	for (i = 0; i < win_bytes; i += page) {
 		__atomic_store_n(&cur, (unsigned long)&w[i], __ATOMIC_RELAXED);
 		w[i] += 1;
-		/* one shared update in 64 pages: threads hardly share a line */
+		/* the shared count is updated once in 64 pages */
 		if ((i / page + 1) % 64)
 			continue;
 		n = __atomic_add_fetch(&pages, 64, __ATOMIC_RELAXED);
@@ -362,9 +362,12 @@ int main(int argc, char **argv)
 		move_ns = (unsigned long long)(move * 1e9);
 	next_move = start;
 	hot = warm = ws;
-	while (running()) {
+	for (;;) {
+		/* one clock read a pass, for the end and the window's move */
 		unsigned long long t = now_ns();
 
+		if (end_ns && t >= end_ns)
+			break;
 		if (pat == P_RANGES) {
 			unsigned long r, k;
 
