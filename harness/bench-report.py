@@ -8,7 +8,8 @@ Usage: bench-report.py [--quick] RECORDS_FILE OUT_DIR
 Input: RECORDS_FILE is the guest console log of a bench run.  Every line
 that starts with "BENCH " (once carriage returns are removed) carries one
 JSON object, a record, whose "exp" field names its experiment: meta,
-kdamond, slowdown, insns, check, accuracy, patterns or ringloss.  Other
+kdamond, slowdown, insns, check, accuracy, patterns, sweep or
+ringloss.  Other
 lines are
 ignored.  There must be exactly one meta record and at least one record
 of every other experiment.  An insns record says whether its run was
@@ -23,7 +24,7 @@ Output:
                          in file order, "summary": the aggregates below,
                          per experiment, plus "goals"}
   OUT_DIR/kdamond-cost.png, slowdown.png, check-cost.png,
-  OUT_DIR/accuracy-heatmap.png, ring-loss.png
+  OUT_DIR/accuracy-heatmap.png, sweep.png, ring-loss.png
 
 Repeated cells (field "rep") are summarised as median [min-max] over the
 repetitions, with n.  A ratio between two modes is taken per repetition,
@@ -86,6 +87,9 @@ SCHEMA = {
     "patterns": {"pattern": PATTERNS, "mode": KD_MODES, "rep": REP,
                  "writes": ("fault", "touch"), "hot_mb": POS,
                  "snapshots": LIST},
+    "sweep": {"mode": KD_MODES, "setting": POS, "rep": REP,
+              "snapshots": LIST, "cpu_ns": NUM, "wall_ns": POS,
+              "pages": NUM, "none_pages": NUM, "none_wall_ns": POS},
     "ringloss": {"period_ns": POS, "batch": POS, "rep": REP, "secs": POS,
                  "per_cpu": LIST},
 }
@@ -98,11 +102,12 @@ CELL = {
     "check": ("mode", "regions", "period_ns"),
     "accuracy": ("mode",),
     "patterns": ("pattern", "mode"),
+    "sweep": ("mode", "setting"),
     "ringloss": ("period_ns", "batch"),
 }
 
 EXPERIMENTS = ("kdamond", "slowdown", "insns", "check", "accuracy",
-               "patterns", "ringloss")
+               "patterns", "sweep", "ringloss")
 
 # Reference rates for the ring-loss goal.
 PERF_RECORD_HZ = 4000
@@ -185,7 +190,7 @@ def check_numbers(rec, name, nullable):
 def check_record(rec):
     for name, kind in SCHEMA.get(rec["exp"], {}).items():
         check_field(rec, name, kind)
-    if rec["exp"] in ("accuracy", "patterns"):
+    if rec["exp"] in ("accuracy", "patterns", "sweep"):
         check_items(rec, "snapshots", (("t", False), ("f1", False),
                                        ("precision", True),
                                        ("recall", True)))
@@ -468,6 +473,87 @@ def report_kdamond(recs, meta):
     return {"cells": cells}, kd_goals(g, cost, wss)
 
 
+def kd_loss(r):
+    """CPU ms per second the monitored workload lost: it is one thread
+    that runs all the time, so a rate of x of the unmonitored one loses
+    (1 - x) of a CPU.  None for a record without the unmonitored window
+    (before 2026-12-05)."""
+    if not is_num(r.get("none_pages")) or not is_num(r.get("pages")) or \
+            not r.get("none_wall_ns"):
+        return None
+    none = div(r["none_pages"], r["none_wall_ns"])
+    rate = div(r["pages"], r["wall_ns"])
+    x = div(rate, none)
+    return None if x is None else (1.0 - x) * 1000.0
+
+
+def report_total(kd_recs, insns_summary):
+    """The kdamond's CPU and the workload's loss added up, per kdamond
+    cell and mode; and the sampling side's instructions per second."""
+    g = group(kd_recs, ("ws_mb", "regions", "mode"))
+    ins = None
+    for c in insns_summary.get("cells", []):
+        if (c["kernel"], c["trace"]) == ("observe", "off"):
+            ins = med(c["corrected"])
+    total = {k: per_rep(v, lambda r: None if kd_loss(r) is None
+                        else kd_cost(r) + kd_loss(r))
+             for k, v in g.items()}
+    keys = sorted({k[:2] for k in g},
+                  key=lambda k: (k[0], region_order(k[1])))
+    cells, rows = [], []
+    for ws, reg in keys:
+        c = {"ws_mb": ws, "regions": reg, "kdamond_ms_per_s": {},
+             "workload_loss_ms_per_s": {}, "total_ms_per_s": {},
+             "total_ratio_to_ab": {}, "sampling_insns_per_s": {}}
+        row = ["%g" % ws, reg]
+        for m in KD_MODES:
+            reps = g.get((ws, reg, m))
+            if not reps:
+                row += ["-"] * (2 if m == "ab" else 3)
+                continue
+            c["kdamond_ms_per_s"][m] = spread(per_rep(reps, kd_cost))
+            c["workload_loss_ms_per_s"][m] = spread(per_rep(reps, kd_loss))
+            c["total_ms_per_s"][m] = spread(total[(ws, reg, m)])
+            row += [fspread(c["workload_loss_ms_per_s"][m]),
+                    fspread(c["total_ms_per_s"][m])]
+            if m == "ab":
+                continue
+            sps = spread(per_rep(reps, lambda r: r.get("samples", 0) /
+                                 r["wall_ns"] * 1e9))
+            c["sampling_insns_per_s"][m] = None if ins is None or \
+                sps is None else {k: sps[k] * ins if k != "n" else sps[k]
+                                  for k in sps}
+            c["total_ratio_to_ab"][m] = spread(paired(
+                total[(ws, reg, m)], total.get((ws, reg, "ab"), {})))
+            row.append(fspread(c["total_ratio_to_ab"][m]))
+        row += [fspread(c["sampling_insns_per_s"].get(m), 1e-6)
+                for m in PERF_MODES]
+        cells.append(c)
+        rows.append(row)
+    footer = [
+        "loss = (1 - pages/s / pages/s of the same workload unmonitored, "
+        "in the same cell and rep) x 1000: the CPU ms per second the "
+        "workload's one thread lost;",
+        "total = kdamond ms/s + loss; /ab is per rep.  The sampling side "
+        "(page-fault handler, NMIs) runs in the workload's time, so its "
+        "cost is in the loss;",
+        "Minsns/s = instructions per sample (insns, observe kernel, trace "
+        "off: %s) x samples per second, a part of the loss, not added."
+        % fnum(ins),
+        "On 2 host cores a busy kdamond's vCPU also takes host time from "
+        "the workload's vCPU: ab's loss includes that."]
+    if kd_recs and not any(kd_loss(r) is not None for r in kd_recs):
+        footer.append("no kdamond record has the unmonitored window: "
+                      "not measured.")
+    print_table(
+        "total: kdamond CPU + workload loss, ms per second, median "
+        "[min-max] over reps",
+        ["ws MiB", "regions", "ab loss", "ab total", "pf loss",
+         "pf total", "pf/ab", "tpmu loss", "tpmu total", "tpmu/ab",
+         "pf Minsns/s", "tpmu Minsns/s"], rows, footer)
+    return {"cells": cells, "insns_per_sample": ins}
+
+
 def plot_kdamond(summary, ax):
     styles = ("o-", "s--", "^:", "D-.", "v-")
     colours = {"ab": "tab:blue", "pf": "tab:orange", "tpmu": "tab:green"}
@@ -712,6 +798,43 @@ def check_crossing(fits, lo, hi):
     return n, "at %s regions (%s)" % (fnum(n), where)
 
 
+def check_record_goals(recs):
+    """Per record period: the drained record's cost at the most regions
+    over its cost at the fewest, per rep, against log2 of the one count
+    over log2 of the other (what a + b*log2(N) with a >= 0 allows)."""
+    g = group([r for r in recs if r["mode"] == "perf"
+               and r["period_ns"] > 0], ("period_ns", "regions"))
+    goals = []
+    for period in sorted({k[0] for k in g}):
+        name = ("[check] perf's cost per drained record grows no faster "
+                "than log2(regions) (test PMU period %s ns)" % fnum(period))
+        cells = []
+        for (p, reg), reps in g.items():
+            nr = med(spread(per_rep(reps, lambda r: r["nr_regions"])))
+            if p == period and nr and nr > 2:
+                cells.append((nr, reg, per_rep(
+                    reps, lambda r: check_values(r)[2])))
+        if len(cells) < 2:
+            goals.append(goal(name, "needs record cells at two region "
+                              "counts", "not measured"))
+            continue
+        cells.sort(key=lambda c: c[0])
+        (n0, r0, c0), (n1, r1, c1) = cells[0], cells[-1]
+        ratio = spread(paired(c1, c0))
+        bound = math.log2(n1) / math.log2(n0)
+        goals.append(goal(
+            name, "ns/record at %s regions / at %s = %s, log2 ratio %s"
+            % (fnum(n1), fnum(n0), fspread(ratio), fnum(bound)),
+            "not measured" if ratio is None else
+            "met" if ratio["median"] <= bound else "MISSED"))
+    if not goals:
+        goals.append(goal("[check] perf's cost per drained record grows no "
+                          "faster than log2(regions)",
+                          "no perf check cells with records",
+                          "not measured"))
+    return goals
+
+
 def fmt_fit(f, x):
     if f["slope_ns"] is None:
         return "not enough cells (%d point%s)" % (
@@ -756,7 +879,7 @@ def report_check(recs, meta):
     summary = {"cells": sorted(cells.values(), key=lambda c: (
         c["mode"], region_order(c["regions"]), c["period_ns"])),
         "fits": fits, "crossing_regions": cross_n, "crossing": cross}
-    return summary, []
+    return summary, check_record_goals(recs)
 
 
 def plot_check(summary, ax):
@@ -950,6 +1073,124 @@ def report_patterns(recs, meta):
          "event sees), or touch, writes to mapped pages (what Accessed "
          "bits and a sampling PMU see)."])
     return {"cells": cells}, goals
+
+
+# ---------------------------------------------------------------------------
+# sweep: accuracy against total cost, at several settings per mode
+
+SWEEP_SETTING = {"ab": "sampling interval us", "pf": "faults per sample",
+                 "tpmu": "sample period ns"}
+
+
+def sweep_points(recs):
+    """{(mode, setting): {"f1", "total_ms_per_s", "kdamond_ms_per_s",
+    "loss_ms_per_s": spreads over reps}}."""
+    out = {}
+    for key, reps in group(recs, ("mode", "setting")).items():
+        f1 = per_rep(reps, lambda r: acc_rep(r)[0])
+        kd = per_rep(reps, kd_cost)
+        loss = per_rep(reps, kd_loss)
+        total = {k: None if loss[k] is None else kd[k] + loss[k]
+                 for k in kd}
+        out[key] = {"mode": key[0], "setting": key[1], "f1": spread(f1),
+                    "kdamond_ms_per_s": spread(kd),
+                    "loss_ms_per_s": spread(loss),
+                    "total_ms_per_s": spread(total)}
+    return out
+
+
+def sweep_goals(points):
+    """Perf mode is cheaper than Accessed bits at equal accuracy: at every
+    ab setting, some setting of the perf mode is at least as accurate
+    (median F1) and costs less in total (median)."""
+    goals = []
+    ab = sorted((p for p in points.values() if p["mode"] == "ab"),
+                key=lambda p: p["setting"])
+    for m in PERF_MODES:
+        name = ("[sweep] %s total cost below ab's at equal accuracy, "
+                "at every ab setting" % m)
+        mine = [p for p in points.values() if p["mode"] == m
+                and p["f1"] and p["total_ms_per_s"]]
+        ab_ok = [p for p in ab if p["f1"] and p["total_ms_per_s"]]
+        if not mine or not ab_ok:
+            goals.append(goal(name, "needs sweep points of %s and ab with "
+                              "F1 and total cost" % m, "not measured"))
+            continue
+        texts, misses = [], 0
+        for a in ab_ok:
+            fa, ta = a["f1"]["median"], a["total_ms_per_s"]["median"]
+            cands = [p for p in mine if p["f1"]["median"] >= fa]
+            best = min(cands, key=lambda p: p["total_ms_per_s"]["median"],
+                       default=None)
+            if best is None:
+                misses += 1
+                texts.append("ab %s: F1 %s, %s ms/s; no %s setting as "
+                             "accurate" % ("%g" % a["setting"], fnum(fa),
+                                           fnum(ta), m))
+                continue
+            tb = best["total_ms_per_s"]["median"]
+            misses += tb >= ta
+            texts.append("ab %s: F1 %s, %s ms/s; %s %s: F1 %s, %s ms/s"
+                         % ("%g" % a["setting"], fnum(fa), fnum(ta), m,
+                            "%g" % best["setting"],
+                            fnum(best["f1"]["median"]), fnum(tb)))
+        goals.append(goal(name, "; ".join(texts),
+                          "MISSED" if misses else "met"))
+    return goals
+
+
+def report_sweep(recs, meta):
+    points = sweep_points(recs)
+    rows = []
+    for key in sorted(points, key=lambda k: (KD_MODES.index(k[0]), k[1])):
+        p = points[key]
+        rows.append([p["mode"], "%g" % p["setting"],
+                     fmt_n(p["f1"], p["total_ms_per_s"]), fspread(p["f1"]),
+                     fspread(p["kdamond_ms_per_s"]),
+                     fspread(p["loss_ms_per_s"]),
+                     fspread(p["total_ms_per_s"])])
+    print_table(
+        "sweep: F1 on the moving hot window against total cost, median "
+        "[min-max] over reps",
+        ["mode", "setting", "n", "F1", "kdamond ms/s", "loss ms/s",
+         "total ms/s"], rows,
+        ["setting: ab, the sampling interval in us (aggregation 100 ms); "
+         "pf, faults per sample; tpmu, the sample period in ns;",
+         "F1: the median of a rep's snapshots; loss: what the workload "
+         "lost against itself unmonitored in the same rep (see total)."])
+    return {"points": sorted(points.values(), key=lambda p: (
+        KD_MODES.index(p["mode"]), p["setting"]))}, sweep_goals(points)
+
+
+def plot_sweep(summary, ax):
+    colours = {"ab": "tab:blue", "pf": "tab:orange", "tpmu": "tab:green"}
+    drawn = False
+    for m in KD_MODES:
+        pts = [p for p in summary["points"] if p["mode"] == m and p["f1"]
+               and p["total_ms_per_s"]]
+        if not pts:
+            continue
+        pts.sort(key=lambda p: p["total_ms_per_s"]["median"])
+        x = np.array([p["total_ms_per_s"]["median"] for p in pts])
+        y = np.array([p["f1"]["median"] for p in pts])
+        xerr = [x - np.array([p["total_ms_per_s"]["min"] for p in pts]),
+                np.array([p["total_ms_per_s"]["max"] for p in pts]) - x]
+        yerr = [y - np.array([p["f1"]["min"] for p in pts]),
+                np.array([p["f1"]["max"] for p in pts]) - y]
+        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="o-", color=colours[m],
+                    capsize=3, label="%s (%s)" % (m, SWEEP_SETTING[m]))
+        for p, xi, yi in zip(pts, x, y):
+            ax.annotate("%g" % p["setting"], (xi, yi), fontsize="x-small",
+                        textcoords="offset points", xytext=(4, 4))
+        drawn = True
+    if not drawn:
+        raise NoData("no sweep point with F1 and total cost")
+    ax.set_xlabel("total cost: kdamond + workload loss, CPU ms per s")
+    ax.set_ylabel("F1, moving hot window (median)")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("accuracy against total cost (median, bars min-max)")
+    ax.legend(fontsize="small")
+    ax.grid(True, alpha=0.3)
 
 
 def heat_of(recs, mode):
@@ -1206,6 +1447,8 @@ def draw_all(out, by_exp, summary, quick):
              "summary", 1),
             ("accuracy", "accuracy-heatmap.png", "accuracy heat map",
              plot_accuracy, "records", 0),
+            ("sweep", "sweep.png", "accuracy against total cost",
+             plot_sweep, "summary", 1),
             ("ringloss", "ring-loss.png", "ring loss", plot_ringloss,
              "records", 1)):
         path = os.path.join(out, name)
@@ -1228,6 +1471,7 @@ REPORTS = {
     "check": report_check,
     "accuracy": report_accuracy,
     "patterns": report_patterns,
+    "sweep": report_sweep,
     "ringloss": report_ringloss,
 }
 
@@ -1302,6 +1546,10 @@ def main():
     for exp in EXPERIMENTS:
         summary[exp], g = REPORTS[exp](by_exp.get(exp, []), meta)
         goals += g
+        if exp == "insns":
+            # needs the kdamond cells and the instructions per sample
+            summary["total"] = report_total(by_exp.get("kdamond", []),
+                                            summary["insns"])
     summary["goals"] = goals
 
     os.makedirs(args.out, exist_ok=True)

@@ -104,7 +104,8 @@ icount=(-c 1 -Q -icount -Q shift=0)
 rc=0
 # ringloss first: perf_stats' ring_capacity, the largest rings since boot,
 # is then its context's
-run main test -m "$mem" -- --exp ringloss kdamond slowdown accuracy patterns ||
+run main test -m "$mem" -- --exp ringloss kdamond slowdown accuracy patterns \
+	sweep ||
 	rc=1
 # ftrace's function profiler patches code that every CPU runs (the
 # sched_switch tracepoint's static calls), and multi-threaded TCG ran CPUs

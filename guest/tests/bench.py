@@ -11,7 +11,9 @@ turns them into tables and plots on the host.  Modes of a kdamond:
   tpmu  perf events: the test PMU, in NMI, at a fixed period per CPU
 
 Experiments (--exp, default all but insns):
-  kdamond   the kdamond's CPU time per second, from /proc/PID/schedstat
+  kdamond   the kdamond's CPU time per second, from /proc/PID/schedstat,
+            and the workload's pages per second against the same workload
+            unmonitored in the same rep and cell
   slowdown  pages per second the workload writes, against no monitoring
   insns     instructions per sample in damon_perf_overflow(), with ftrace's
             function profiler; meaningful only under QEMU -icount shift=0,
@@ -23,6 +25,9 @@ Experiments (--exp, default all but insns):
   patterns  the same F1, against access patterns that stay put: hot ranges
             of unequal sizes, a Zipf-like spread over the whole working set,
             and threads that each write a range of their own
+  sweep     F1 on the moving hot range against total cost (the kdamond's
+            CPU and what the workload lost), at several sampling intervals
+            (Accessed bits) and sample periods (perf)
   ringloss  ring overflows against the sample rate of the test PMU
 
 --quick runs one small cell of each, to check that everything still runs.
@@ -164,9 +169,9 @@ def kdamond_off():
     poll(lambda: read(KD + '/pid').strip() == '-1', 'the kdamond to stop')
 
 
-def kdamond_setup(pid, regions, event):
-    """kdamond 0 monitors @pid; @regions is (min, max) or None for the
-    defaults; @event the perf event fields, or None."""
+def kdamond_setup(pid, regions, event, sample_us=SAMPLE_US):
+    """kdamond 0 monitors @pid every @sample_us; @regions is (min, max) or
+    None for the defaults; @event the perf event fields, or None."""
     kdamond_off()
     write(ADMIN + '/kdamonds/nr_kdamonds', 0)
     write(ADMIN + '/kdamonds/nr_kdamonds', 1)
@@ -175,7 +180,7 @@ def kdamond_setup(pid, regions, event):
     write(CTX + '/targets/nr_targets', 1)
     write(CTX + '/targets/0/pid_target', pid)
     iv = CTX + '/monitoring_attrs/intervals'
-    write(iv + '/sample_us', SAMPLE_US)
+    write(iv + '/sample_us', sample_us)
     write(iv + '/aggr_us', AGGR_US)
     if regions:
         nr = CTX + '/monitoring_attrs/nr_regions'
@@ -282,10 +287,12 @@ def nr_regions_now():
         return 0
 
     trace_reset(['damon_aggregated'], kb=8192)
-    # a busy kdamond aggregates late
+    # a busy kdamond aggregates late: Accessed bits at a page per region of
+    # 1 GiB take seconds a sampling interval, so a minute and more an
+    # aggregation
     time.sleep(AGGR_US / 1e6 * 2)
     try:
-        return poll(first, 'an aggregation', deadline=20)
+        return poll(first, 'an aggregation')
     except RuntimeError:
         return 0
     finally:
@@ -331,14 +338,21 @@ def window(seconds, pid, wl=None):
 
 
 def region_cells(ws_mb, quick):
+    """The region counts of a working set: DAMON's defaults, 1,000, 10,000
+    and one region per page of it."""
     if quick:
         return [('default', None)]
-    cells = [('default', None), ('1000', (1000, 1000)),
-             ('10000', (10000, 10000))]
-    if ws_mb == 64:
-        n = ws_mb * 256
-        cells.append(('page', (n, n)))
-    return cells
+    n = ws_mb * 256
+    return [('default', None), ('1000', (1000, 1000)),
+            ('10000', (10000, 10000)), ('page', (n, n))]
+
+
+def unmonitored(a, wl):
+    """(pages, wall ns) the workload writes in a window with no kdamond."""
+    time.sleep(a.warmup)
+    p0, t0 = wl.pages(), time.monotonic_ns()
+    time.sleep(a.window)
+    return wl.pages() - p0, time.monotonic_ns() - t0
 
 
 def exp_kdamond(a):
@@ -347,14 +361,18 @@ def exp_kdamond(a):
         try:
             for label, regions in region_cells(ws, a.quick):
                 for rep in range(a.reps):
+                    # the same workload with nothing monitoring it, in this
+                    # rep, for the modes' slowdown in the same cell
+                    none_pages, none_ns = unmonitored(a, wl)
                     for mode in ('ab', 'pf', 'tpmu'):
                         with sampling(wl.pid, regions, event_of(mode, wl),
                                       a.warmup) as pid:
-                            r = window(a.window, pid)
+                            r = window(a.window, pid, wl)
                             n = nr_regions_now()
                         r.update(exp='kdamond', mode=mode, ws_mb=ws,
-                                 regions=label, nr_regions=n, rep=rep)
-                        del r['pages']
+                                 regions=label, nr_regions=n, rep=rep,
+                                 none_pages=none_pages,
+                                 none_wall_ns=none_ns)
                         emit(r)
         finally:
             wl.stop()
@@ -367,11 +385,8 @@ def exp_slowdown(a):
         for rep in range(a.reps):
             for mode in ('none', 'ab', 'pf', 'tpmu'):
                 if mode == 'none':
-                    time.sleep(a.warmup)
-                    p0, t0 = wl.pages(), time.monotonic_ns()
-                    time.sleep(a.window)
-                    r = {'pages': wl.pages() - p0,
-                         'wall_ns': time.monotonic_ns() - t0}
+                    pages, ns = unmonitored(a, wl)
+                    r = {'pages': pages, 'wall_ns': ns}
                 else:
                     with sampling(wl.pid, None, event_of(mode, wl),
                                   a.warmup) as pid:
@@ -505,23 +520,78 @@ def heat(snaps, start, end, bins=64):
     return [round(b * step / (1 << 20), 2) for b in range(bins)], z
 
 
+# the accuracy experiment's test PMU period, ns
+ACCURACY_TPMU_PERIOD = 50000
+
+
+def moving_run(mode, move, moves, period=None, sample_us=SAMPLE_US):
+    """One run of DAMON in @mode, sampling every @sample_us, on the 256 MiB
+    working set whose 16 MiB hot window moves every @move seconds, @moves
+    times, its aggregations traced: (the stopped workload, kdamond CPU ns,
+    wall ns, pages the workload wrote).  @period is the perf event's
+    sample period, if not the accuracy experiment's."""
+    wl = Workload(256, 16, 'fault', move)
+    try:
+        event = event_of(mode, wl, period or ACCURACY_TPMU_PERIOD)
+        if event and period:
+            event['sample_period'] = period
+        kdamond_setup(wl.pid, None, event, sample_us)
+        trace_reset(['damon_aggregated'], kb=16384, clock='mono')
+        pid = kdamond_on()
+        c0, p0, t0 = cpu_ns(pid), wl.pages(), time.monotonic_ns()
+        time.sleep(move * moves)
+        c1, p1, t1 = cpu_ns(pid), wl.pages(), time.monotonic_ns()
+        trace_stop()
+        kdamond_off()
+    finally:
+        wl.stop()
+    return wl, c1 - c0, t1 - t0, p1 - p0
+
+
 def exp_accuracy(a):
     move = 3 if a.quick else 6
     moves = 2 if a.quick else 4
     modes = ('ab', 'pf') if a.quick else ('ab', 'pf', 'tpmu')
     for rep in range(a.reps):
         for mode in modes:
-            wl = Workload(256, 16, 'fault', move)
-            try:
-                kdamond_setup(wl.pid, None, event_of(mode, wl, 50000))
-                trace_reset(['damon_aggregated'], kb=16384, clock='mono')
-                kdamond_on()
-                time.sleep(move * moves)
-                trace_stop()
-                kdamond_off()
-            finally:
-                wl.stop()
+            wl = moving_run(mode, move, moves)[0]
             emit(accuracy_record(wl, mode, rep, move))
+
+
+# The settings the sweep tries: the sampling interval of Accessed bits
+# (us), the page-fault event's and the test PMU's sample period (faults,
+# ns).  The accuracy experiment's settings are 5000, 1 and 50000.
+SWEEP = {'ab': (1000, 2500, 5000, 20000), 'pf': (1, 8, 64),
+         'tpmu': (25000, 100000, 400000)}
+
+
+def exp_sweep(a):
+    """Accuracy against total cost: the moving window of the accuracy
+    experiment, shorter, at each SWEEP setting, with the kdamond's CPU
+    time and the workload's pages over the run, and per rep the same
+    workload unmonitored."""
+    move = 3 if a.quick else 6
+    moves = 1 if a.quick else 3
+    sweep = {'ab': (5000,), 'pf': (1,)} if a.quick else SWEEP
+    for rep in range(a.reps):
+        wl = Workload(256, 16, 'fault', move)
+        try:
+            none_pages, none_ns = unmonitored(a, wl)
+        finally:
+            wl.stop()
+        for mode, settings in sweep.items():
+            for setting in settings:
+                if mode == 'ab':
+                    period, us = None, setting
+                else:
+                    period, us = setting, SAMPLE_US
+                wl, cpu, wall, pages = moving_run(mode, move, moves, period,
+                                                  us)
+                rec = accuracy_record(wl, mode, rep, move, heat_map=False)
+                rec.update(exp='sweep', setting=setting, sample_us=us,
+                           cpu_ns=cpu, wall_ns=wall, pages=pages,
+                           none_pages=none_pages, none_wall_ns=none_ns)
+                emit(rec)
 
 
 # how many aggregations in a row must score F1 >= CONVERGED_F1 for DAMON
@@ -565,7 +635,7 @@ def aggregations():
     return snaps
 
 
-def accuracy_record(wl, mode, rep, move):
+def accuracy_record(wl, mode, rep, move, heat_map=True):
     wins = wl.windows()
     t0 = wins[0][0]
     out, kept = [], []
@@ -584,7 +654,7 @@ def accuracy_record(wl, mode, rep, move):
             for m, nxt in zip(move_t, move_t[1:] + [math.inf])]
     rec = {'exp': 'accuracy', 'mode': mode, 'rep': rep, 'move_s': move,
            'snapshots': out, 'moves': move_t, 'converge_s': conv}
-    if rep == 0:
+    if rep == 0 and heat_map:
         addr, z = heat(kept, wl.start, wl.end)
         rec['heat'] = {'t': [s['t'] for s in out], 'addr_mb': addr, 'z': z}
     return rec
@@ -732,7 +802,7 @@ def meta(a):
 EXPERIMENTS = {'kdamond': exp_kdamond, 'slowdown': exp_slowdown,
                'insns': exp_insns, 'check': exp_check,
                'accuracy': exp_accuracy, 'patterns': exp_patterns,
-               'ringloss': exp_ringloss}
+               'sweep': exp_sweep, 'ringloss': exp_ringloss}
 
 
 def main():
