@@ -450,7 +450,7 @@ test_bench_report() {
 	"$py" "$report" --quick "$t/bench-quick-sample.txt" "$out/quick" >/dev/null ||
 		return 1
 	ls "$out/full" "$out/quick"
-	[ "$(find "$out/full" "$out/quick" -name '*.png' | wc -l)" -eq 10 ] &&
+	[ "$(find "$out/full" "$out/quick" -name '*.png' | wc -l)" -eq 12 ] &&
 		[ -s "$out/full/results.json" ] || return 1
 	sed '0,/^BENCH {"exp":"kdamond"/s//&,/' "$t/bench-sample.txt" >"$out/broken.txt"
 	grep -q '"kdamond",,' "$out/broken.txt" || return 1
