@@ -35,6 +35,7 @@ Experiments (--exp, default all but insns):
 
 import argparse
 import contextlib
+import errno
 import json
 import math
 import os
@@ -75,9 +76,20 @@ def log(msg):
     print('bench: ' + msg, flush=True)
 
 
-def write(path, value):
-    with open(path, 'w') as f:
-        f.write(str(value))
+def write(path, value, deadline=DEADLINE):
+    """Write @value to @path; DAMON's sysfs files answer EBUSY while the
+    kdamond holds their lock, so those writes are tried again until
+    @deadline seconds have passed."""
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            with open(path, 'w') as f:
+                f.write(str(value))
+            return
+        except OSError as e:
+            if e.errno != errno.EBUSY or time.monotonic() >= end:
+                raise
+        time.sleep(0.01)
 
 
 def read(path):
