@@ -147,12 +147,18 @@ stop_ctx
 stop_workload
 
 echo "=== an overflow storm ==="
+# bursts of 64 records from NMIs into the largest rings (16384 records, for
+# a 2 s interval), while a real-time task keeps the kdamond off the one CPU
+# it may run on for 3 s: nothing drains them, even early, so they overflow;
+# the kdamond drains them once it runs again
 start_workload -m touch -H 4 -C 32 -s 0
+hog_cpu=0
+taskset -p "$(printf '%x' $(((1 << $(nproc)) - 1 - (1 << hog_cpu))))" \
+	"$WORKLOAD_PID" >/dev/null
 setup_ctx vaddr damon_test $((NMI | 64 << BATCH_SHIFT)) sample_period=$((PERIOD / 2))
-# one drain every 2 s: the rings (16384 records at that interval) overflow
-# in between
 echo 2000000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/sample_us"
 echo 4000000 >"$(kdamond_dir 0)/contexts/0/monitoring_attrs/intervals/aggr_us"
+trace_on damon_perf_ring_overflow
 BEFORE=$(perf_stats_snapshot)
 calls=$(pmu_stat overflow_calls)
 echo on >"$(kdamond_dir 0)/state"
@@ -160,9 +166,21 @@ overflowed() {
 	AFTER=$(perf_stats_snapshot)
 	[ "$(delta overflow)" -gt 0 ] && [ "$(delta dequeue)" -gt 0 ]
 }
-check "storm: the rings overflow, and are drained" poll "$POLL_SECONDS" overflowed
+taskset -p "$(printf '%x' $((1 << hog_cpu)))" \
+	"$(cat "$(kdamond_dir 0)/pid")" >/dev/null
+rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us)
+echo -1 >/proc/sys/kernel/sched_rt_runtime_us
+rc=0
+"$BIN/rthog" "$hog_cpu" 3 || rc=$?
+echo "$rt_runtime" >/proc/sys/kernel/sched_rt_runtime_us
+check "storm: the real-time task held the kdamond's CPU ($rc)" test "$rc" -eq 0
+check "storm: the rings overflow while the kdamond cannot run, and are drained" \
+	poll "$POLL_SECONDS" overflowed
 stop_ctx
+trace_off
 AFTER=$(perf_stats_snapshot)
+check "storm: damon_perf_ring_overflow records were traced, full at the capacity" \
+	grep -q 'damon_perf_ring_overflow: cpu=[0-9]* occupancy=16384 capacity=16384 dropped=[1-9]' "$TRACING/trace"
 stop_workload
 calls=$(($(pmu_stat overflow_calls) - calls))
 echo "overflow handler calls made by the PMU: $calls; callbacks counted: $(delta callback); overflow: $(delta overflow)"

@@ -30,6 +30,9 @@
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/damon.h>
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/math64.h>
 #include <linux/perf_event.h>
@@ -162,12 +165,14 @@ struct damon_perf_target {
  * @targets:	The drain's view of the targets, @nr_targets of them.
  * @regions:	The drain's view of every target's regions, in order,
  *		@nr_regions of them.
+ * @ranges:	The address range of each of @regions, copied, so that the
+ *		drain's search reads one array rather than the regions.
  * @hit:	Indices in @regions of the regions that got a sample in this
  *		interval, @nr_hit of them.
  * @synced:	For each of @regions, the last sampling interval its access
  *		rate is up to date with.
  * @est:	For each of @regions, what the estimator knows of it.
- * @regions_cap: Capacity of @regions, @hit, @synced and @est.
+ * @regions_cap: Capacity of @regions, @ranges, @hit, @synced and @est.
  * @targets_cap: Capacity of @targets.
  * @now:	Sampling intervals checked since the start.
  * @view_valid:	Whether @targets and @regions still lay out the regions.
@@ -180,6 +185,10 @@ struct damon_perf_target {
  * @aux_buf:	DAMON_PERF_AUX_STITCH bytes the AUX drain copies records
  *		that run across pages into, once an event with an AUX area
  *		exists.
+ * @kick:	Queued by a producer that fills its ring to half, to have the
+ *		kdamond drain early (damon_perf_sleep()).
+ * @kdamond:	The kdamond that drains the rings, once it enabled the events.
+ * @drain_wanted: Whether @kick ran since the kdamond last drained early.
  * @obs:	Observation state of the events.
  *
  * @enabled and @events are changed only with the CPU hotplug lock held.
@@ -199,6 +208,7 @@ struct damon_perf {
 	struct damon_perf_target *targets;
 	unsigned int nr_targets;
 	struct damon_region **regions;
+	struct damon_addr_range *ranges;
 	unsigned int nr_regions;
 	unsigned int *hit;
 	unsigned int nr_hit;
@@ -214,6 +224,9 @@ struct damon_perf {
 	struct rnd_state rnd;
 	bool commit_seen;
 	u8 *aux_buf;
+	struct irq_work kick;
+	struct task_struct *kdamond;
+	bool drain_wanted;
 	struct damon_perf_obs obs;
 };
 
@@ -580,10 +593,12 @@ enum damon_perf_drain_mode {
 static void damon_perf_free_view(struct damon_perf *perf)
 {
 	kvfree(perf->regions);
+	kvfree(perf->ranges);
 	kvfree(perf->hit);
 	kvfree(perf->synced);
 	kvfree(perf->est);
 	perf->regions = NULL;
+	perf->ranges = NULL;
 	perf->hit = NULL;
 	perf->synced = NULL;
 	perf->est = NULL;
@@ -623,13 +638,15 @@ static int damon_perf_build_view(struct damon_perf *perf)
 		damon_perf_free_view(perf);
 		perf->regions = kvcalloc(nr_regions, sizeof(*perf->regions),
 					 GFP_KERNEL);
+		perf->ranges = kvcalloc(nr_regions, sizeof(*perf->ranges),
+					GFP_KERNEL);
 		perf->hit = kvcalloc(nr_regions, sizeof(*perf->hit),
 				     GFP_KERNEL);
 		perf->synced = kvcalloc(nr_regions, sizeof(*perf->synced),
 					GFP_KERNEL);
 		perf->est = kvcalloc(nr_regions, sizeof(*perf->est),
 				     GFP_KERNEL);
-		if (!perf->regions || !perf->hit ||
+		if (!perf->regions || !perf->ranges || !perf->hit ||
 		    !perf->synced || !perf->est) {
 			damon_perf_free_view(perf);
 			return -ENOMEM;
@@ -659,6 +676,7 @@ static int damon_perf_build_view(struct damon_perf *perf)
 			perf->est[i].samples = 0;
 			perf->est[i].credit = prandom_u32_state(&perf->rnd) %
 				DAMON_PERF_EST_ONE;
+			perf->ranges[i] = r->ar;
 			perf->regions[i++] = r;
 		}
 	}
@@ -676,32 +694,31 @@ static int damon_perf_view(struct damon_perf *perf)
 }
 
 /**
- * damon_perf_find_region() - Binary search for the region holding an address.
- * @regions:	Regions in address order, not overlapping.
- * @nr:		Number of @regions.
+ * damon_perf_find_region() - Binary search for the range holding an address.
+ * @ranges:	Address ranges of regions, in address order, not overlapping.
+ * @nr:		Number of @ranges.
  * @addr:	The address.
  *
- * Return: index of the region in @regions, or -(&enum damon_perf_miss + 1)
- * if no region holds @addr.
+ * Return: index of the range in @ranges, or -(&enum damon_perf_miss + 1)
+ * if no range holds @addr.
  */
-static int damon_perf_find_region(struct damon_region **regions,
+static int damon_perf_find_region(const struct damon_addr_range *ranges,
 				  unsigned int nr, unsigned long addr)
 {
 	unsigned int lo = 0, hi = nr;
 
-	if (!nr || addr < regions[0]->ar.start ||
-	    addr >= regions[nr - 1]->ar.end)
+	if (!nr || addr < ranges[0].start || addr >= ranges[nr - 1].end)
 		return -(DAMON_PERF_MISS_BOUND + 1);
-	/* find the last region that starts at or below @addr */
+	/* find the last range that starts at or below @addr */
 	while (hi - lo > 1) {
 		unsigned int mid = lo + (hi - lo) / 2;
 
-		if (regions[mid]->ar.start <= addr)
+		if (ranges[mid].start <= addr)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	if (addr < regions[lo]->ar.end)
+	if (addr < ranges[lo].end)
 		return lo;
 	return -(DAMON_PERF_MISS_REGION + 1);
 }
@@ -732,7 +749,7 @@ static int damon_perf_match(struct damon_perf *perf,
 	}
 	if (!pt)
 		return -(DAMON_PERF_MISS_TGID + 1);
-	idx = damon_perf_find_region(perf->regions + pt->first, pt->nr,
+	idx = damon_perf_find_region(perf->ranges + pt->first, pt->nr,
 				     rec->addr);
 	return idx < 0 ? idx : pt->first + idx;
 }
@@ -1153,9 +1170,9 @@ static void damon_perf_age(struct damon_perf *perf, unsigned int i,
 /* Pages of region @idx of the view, at least one. */
 static u64 damon_perf_pages(struct damon_perf *perf, unsigned int idx)
 {
-	struct damon_region *r = perf->regions[idx];
+	struct damon_addr_range *ar = &perf->ranges[idx];
 
-	return max(1UL, (r->ar.end - r->ar.start) >> PAGE_SHIFT);
+	return max(1UL, (ar->end - ar->start) >> PAGE_SHIFT);
 }
 
 /*
@@ -1350,6 +1367,71 @@ void damon_perf_sync_regions(struct damon_ctx *ctx)
 		return;
 	damon_perf_sync(perf, &ctx->attrs);
 	perf->commit_seen = true;
+}
+
+/*
+ * A producer filled its ring to half: have the kdamond drain.  Runs on that
+ * producer's CPU, in hard interrupt context.
+ */
+static void damon_perf_kick(struct irq_work *work)
+{
+	struct damon_perf *perf = container_of(work, struct damon_perf, kick);
+	struct task_struct *kdamond = READ_ONCE(perf->kdamond);
+
+	/*
+	 * Pairs with the smp_load_acquire() in damon_perf_sleep(): the ring's
+	 * head, published before the push that queued us did, is seen by the
+	 * drain that sees @drain_wanted.
+	 */
+	smp_store_release(&perf->drain_wanted, true);
+	/*
+	 * wake_up_process() orders the store above before its look at the
+	 * kdamond's state, pairing with set_current_state() in
+	 * damon_perf_sleep(): either the kdamond sees @drain_wanted before it
+	 * sleeps, or it is woken up.
+	 */
+	if (kdamond)
+		wake_up_process(kdamond);
+}
+
+/**
+ * damon_perf_sleep() - Sleep out a sampling interval, draining if asked to.
+ * @ctx:	The context, which samples.
+ * @usecs:	Microseconds to sleep.
+ *
+ * Called by the kdamond in place of its sleep of a sampling interval.  A
+ * producer that fills its ring to half asks for a drain (see
+ * damon_perf_rings_set_kick()): the kdamond then drains every ring, counting
+ * the records for the interval it sleeps in, as the access check at the end
+ * of the interval would, and sleeps on to the same end.  A ring holds a few
+ * intervals' records at the highest rate its events sample at; without the
+ * early drain, a kdamond that drains late, or a sampling interval longer
+ * than the largest ring holds, would lose records.
+ */
+void damon_perf_sleep(struct damon_ctx *ctx, unsigned long usecs)
+{
+	struct damon_perf *perf = ctx->perf;
+	ktime_t end = ktime_add_us(ktime_get(), usecs);
+	/* the slack kdamond_usleep() would give */
+	u64 slack = usecs > 20 * USEC_PER_MSEC ? TICK_NSEC : NSEC_PER_USEC;
+
+	for (;;) {
+		/* pairs with wake_up_process() in damon_perf_kick() */
+		set_current_state(TASK_IDLE);
+		/* pairs with the smp_store_release() in damon_perf_kick() */
+		if (smp_load_acquire(&perf->drain_wanted)) {
+			__set_current_state(TASK_RUNNING);
+			WRITE_ONCE(perf->drain_wanted, false);
+			damon_perf_drain(perf, true);
+			continue;
+		}
+		if (!schedule_hrtimeout_range(&end, slack, HRTIMER_MODE_ABS))
+			break;
+		/* kthread_stop() wakes us, as it does a long kdamond_usleep() */
+		if (kthread_should_stop())
+			break;
+	}
+	__set_current_state(TASK_RUNNING);
 }
 
 /*
@@ -1749,6 +1831,7 @@ static struct damon_perf *damon_perf_alloc(struct damon_ctx *ctx)
 	if (!perf)
 		return NULL;
 	perf->ctx = ctx;
+	init_irq_work(&perf->kick, damon_perf_kick);
 	perf->phys = damon_perf_wants_phys(ctx);
 	perf->nr_events = ctx->nr_perf_events;
 	perf->weight = DAMON_PERF_EST_ONE;
@@ -1954,6 +2037,7 @@ static struct damon_perf *damon_perf_create(struct damon_ctx *ctx)
 		err = -ENOMEM;
 		goto fail;
 	}
+	damon_perf_rings_set_kick(perf->rings, &perf->kick);
 	perf->starting = true;
 	err = cpuhp_state_add_instance(damon_perf_hp_state, &perf->node);
 	perf->starting = false;
@@ -2010,6 +2094,8 @@ void damon_perf_enable(struct damon_ctx *ctx)
 
 	if (!perf)
 		return;
+	/* the kdamond, which drains when a producer kicks */
+	WRITE_ONCE(perf->kdamond, current);
 	cpus_read_lock();
 	perf->enabled = true;
 	for_each_online_cpu(cpu)
@@ -2118,6 +2204,8 @@ void damon_perf_stop(struct damon_ctx *ctx)
 	 * readers.
 	 */
 	synchronize_rcu();
+	/* and for the last kick of one of them to have run */
+	irq_work_sync(&perf->kick);
 	/*
 	 * Account for what is still in the rings, so that every enqueued
 	 * record is dequeued; the regions are not updated any more.

@@ -16,6 +16,7 @@ int damon_perf_start(struct damon_ctx *ctx);
 void damon_perf_enable(struct damon_ctx *ctx);
 void damon_perf_pause(struct damon_ctx *ctx);
 void damon_perf_resume(struct damon_ctx *ctx);
+void damon_perf_sleep(struct damon_ctx *ctx, unsigned long usecs);
 unsigned int damon_perf_check_accesses(struct damon_ctx *ctx);
 void damon_perf_sync_regions(struct damon_ctx *ctx);
 void damon_perf_stop(struct damon_ctx *ctx);
@@ -58,6 +59,11 @@ static inline void damon_perf_pause(struct damon_ctx *ctx)
 }
 
 static inline void damon_perf_resume(struct damon_ctx *ctx)
+{
+}
+
+static inline void damon_perf_sleep(struct damon_ctx *ctx,
+				    unsigned long usecs)
 {
 }
 

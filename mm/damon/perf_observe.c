@@ -34,6 +34,7 @@
 
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/irq_work.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
@@ -54,6 +55,11 @@
  * @head:	Every position below this one is written.
  * @mask:	Capacity of the ring, a power of two, minus one.
  * @slots:	@mask + 1 records.
+ * @kick:	Work a producer queues when it fills the ring to @kick_at
+ *		records, to have the consumer drain before the ring is full;
+ *		none if @kick_at is zero.
+ * @kick_at:	Records at which a producer queues @kick, half the ring, or
+ *		zero.
  * @stats:	The counters the ring's producers count in, with
  *		CONFIG_DAMON_PERF_OBSERVE.
  * @tail:	Every position below this one is consumed.
@@ -69,6 +75,13 @@
  * publishes before it gives up its nesting level, so that @head never goes
  * back, and publishes again if a producer reserved a slot after that.
  *
+ * A ring holds the records of a few sampling intervals at the rate its
+ * events sample at most (see damon_perf_ring_order()), and is drained once
+ * an interval; the producer that brings it to half full queues @kick, whose
+ * consumer then drains early (damon_perf_sleep()).  The occupancy rises one
+ * record a reservation, so a ring filling up reaches @kick_at exactly once
+ * until the consumer drains it below again.
+ *
  * @head is written by the producer side and read by the consumer; @tail is
  * written by the consumer and read by the producers, and has a cache line
  * of its own, which it shares only with @counted, the consumer's.  The
@@ -81,6 +94,8 @@ struct damon_perf_ring {
 	unsigned long head;
 	unsigned long mask;
 	struct damon_perf_record *slots;
+	struct irq_work *kick;
+	unsigned long kick_at;
 #ifdef CONFIG_DAMON_PERF_OBSERVE
 	struct damon_perf_obs_stats *stats;
 #endif
@@ -156,6 +171,29 @@ damon_perf_rings_alloc(const struct damon_perf_obs *obs, unsigned int order)
 	}
 	damon_perf_obs_capacity(obs, BIT(order));
 	return rings;
+}
+
+/**
+ * damon_perf_rings_set_kick() - Have the producers ask for an early drain.
+ * @rings:	Rings that no producer can reach yet.
+ * @kick:	The work a producer queues, from any context, when it fills
+ *		its ring to half its capacity.
+ *
+ * The consumer that @kick wakes is to drain every ring before the one that
+ * queued it is full: a consumer that drains late, or less often than the
+ * rings' capacity allows for, then loses no record.
+ */
+void damon_perf_rings_set_kick(struct damon_perf_ring __percpu *rings,
+			       struct irq_work *kick)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct damon_perf_ring *ring = per_cpu_ptr(rings, cpu);
+
+		ring->kick = kick;
+		ring->kick_at = (ring->mask + 1) / 2;
+	}
 }
 
 /**
@@ -285,7 +323,9 @@ __damon_perf_ring_push(struct damon_perf_ring *ring,
  * @tgid:	Thread group id of the accessing task.
  *
  * Safe in any context, NMI included: it takes no lock, allocates nothing and
- * never blocks.  The caller must keep preemption disabled, as overflow
+ * never blocks.  The push that fills the ring to half queues the ring's
+ * kick, if it has one (damon_perf_rings_set_kick()); irq_work_queue() is
+ * NMI-safe.  The caller must keep preemption disabled, as overflow
  * handlers and damon_report_access() do.
  *
  * Return: true if stored, false if the ring was full and the access dropped.
@@ -297,8 +337,12 @@ bool damon_perf_ring_push(struct damon_perf_ring __percpu *rings, u64 addr,
 	struct damon_perf_record rec = { .addr = addr, .tgid = tgid };
 	unsigned long occupancy;
 
-	if (likely(__damon_perf_ring_push(ring, &rec, &occupancy)))
+	if (likely(__damon_perf_ring_push(ring, &rec, &occupancy))) {
+		/* half full: the consumer is late, or drains too seldom */
+		if (unlikely(occupancy == ring->kick_at))
+			irq_work_queue(ring->kick);
 		return true;
+	}
 	damon_perf_obs_overflow(ring, occupancy);
 	return false;
 }

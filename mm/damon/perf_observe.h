@@ -78,9 +78,12 @@ struct damon_perf_record {
 
 struct damon_perf_ring;
 struct damon_perf_obs;
+struct irq_work;
 
 struct damon_perf_ring __percpu *
 damon_perf_rings_alloc(const struct damon_perf_obs *obs, unsigned int order);
+void damon_perf_rings_set_kick(struct damon_perf_ring __percpu *rings,
+			       struct irq_work *kick);
 void damon_perf_rings_free(struct damon_perf_ring __percpu *rings);
 bool damon_perf_ring_push(struct damon_perf_ring __percpu *rings, u64 addr,
 			  pid_t tgid);

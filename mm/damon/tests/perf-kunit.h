@@ -47,10 +47,12 @@ static void damon_perf_test_classify(struct kunit *test)
 
 /*
  * Regions [10, 20), [20, 30) and [40, 50), and a lone [100, 200), held by a
- * target that damon_destroy_target() frees them with.
+ * target that damon_destroy_target() frees them with, and their ranges in
+ * @ranges.
  */
-static struct damon_target *damon_perf_test_regions(struct kunit *test,
-						    struct damon_region **r)
+static struct damon_target *
+damon_perf_test_regions(struct kunit *test, struct damon_region **r,
+			struct damon_addr_range *ranges)
 {
 	static const unsigned long bounds[][2] = {
 		{10, 20}, {20, 30}, {40, 50}, {100, 200},
@@ -63,6 +65,7 @@ static struct damon_target *damon_perf_test_regions(struct kunit *test,
 		r[i] = damon_new_region(bounds[i][0], bounds[i][1]);
 		KUNIT_ASSERT_NOT_NULL(test, r[i]);
 		damon_add_region(r[i], t);
+		ranges[i] = r[i]->ar;
 	}
 	return t;
 }
@@ -75,28 +78,29 @@ static void damon_perf_test_find_region(struct kunit *test)
 	const int gap = DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_REGION);
 	const int out = DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_BOUND);
 	struct damon_region *r[4];
-	struct damon_target *t = damon_perf_test_regions(test, r);
+	struct damon_addr_range ranges[4];
+	struct damon_target *t = damon_perf_test_regions(test, r, ranges);
 
 	/* first, middle and last regions, at their edges */
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(r, 3, 10));
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(r, 3, 19));
-	KUNIT_EXPECT_EQ(test, 1, damon_perf_find_region(r, 3, 20));
-	KUNIT_EXPECT_EQ(test, 2, damon_perf_find_region(r, 3, 40));
-	KUNIT_EXPECT_EQ(test, 2, damon_perf_find_region(r, 3, 49));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(ranges, 3, 10));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(ranges, 3, 19));
+	KUNIT_EXPECT_EQ(test, 1, damon_perf_find_region(ranges, 3, 20));
+	KUNIT_EXPECT_EQ(test, 2, damon_perf_find_region(ranges, 3, 40));
+	KUNIT_EXPECT_EQ(test, 2, damon_perf_find_region(ranges, 3, 49));
 
 	/* the gap between regions */
-	KUNIT_EXPECT_EQ(test, gap, damon_perf_find_region(r, 3, 30));
-	KUNIT_EXPECT_EQ(test, gap, damon_perf_find_region(r, 3, 39));
+	KUNIT_EXPECT_EQ(test, gap, damon_perf_find_region(ranges, 3, 30));
+	KUNIT_EXPECT_EQ(test, gap, damon_perf_find_region(ranges, 3, 39));
 
 	/* outside the bounds */
-	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(r, 3, 9));
-	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(r, 3, 50));
-	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(r, 0, 15));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(ranges, 3, 9));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(ranges, 3, 50));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(ranges, 0, 15));
 
 	/* a single region */
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(&r[3], 1, 100));
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(&r[3], 1, 199));
-	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(&r[3], 1, 200));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(&ranges[3], 1, 100));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(&ranges[3], 1, 199));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(&ranges[3], 1, 200));
 	damon_destroy_target(t);
 }
 
@@ -112,9 +116,11 @@ static void damon_perf_test_match(struct kunit *test)
 	};
 	struct damon_perf_record rec = { .tgid = 42, .addr = 25 };
 	struct damon_region *r[4];
-	struct damon_target *t = damon_perf_test_regions(test, r);
+	struct damon_addr_range ranges[4];
+	struct damon_target *t = damon_perf_test_regions(test, r, ranges);
 
 	perf.regions = r;
+	perf.ranges = ranges;
 	KUNIT_EXPECT_EQ(test, 1, damon_perf_match(&perf, &rec));
 
 	/* an access by another process */
@@ -158,10 +164,12 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 	enum damon_perf_drain_mode mode;
 	struct damon_perf_record rec;
 	struct damon_region *r[4];
-	struct damon_target *t = damon_perf_test_regions(test, r);
+	struct damon_addr_range ranges[4];
+	struct damon_target *t = damon_perf_test_regions(test, r, ranges);
 	unsigned int cpu, i, n;
 
 	perf.regions = r;
+	perf.ranges = ranges;
 	perf.hit = kunit_kcalloc(test, ARRAY_SIZE(r), sizeof(*perf.hit),
 				 GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, perf.hit);

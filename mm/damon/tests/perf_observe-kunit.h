@@ -305,6 +305,26 @@ static void damon_perf_obs_test_first_sample(struct kunit *test)
 	damon_perf_obs_exit(&obs);
 }
 
+/* Take @obs's events on @cpu through CREATED and BOUND to ENABLED. */
+static void damon_perf_obs_test_enable(struct damon_perf_obs *obs,
+				       unsigned int cpu)
+{
+	damon_perf_obs_state(obs, cpu, DAMON_PERF_ST_CREATED);
+	damon_perf_obs_state(obs, cpu, DAMON_PERF_ST_BOUND);
+	damon_perf_obs_state(obs, cpu, DAMON_PERF_ST_ENABLED);
+}
+
+/* Whether a valid sample of @obs on this CPU takes the common case. */
+static bool damon_perf_obs_test_quick(struct damon_perf_obs *obs)
+{
+	bool quick;
+
+	preempt_disable();
+	quick = damon_perf_obs_valid_quick(obs);
+	preempt_enable();
+	return quick;
+}
+
 /*
  * Events that wait for their first sample on one CPU send that CPU's
  * samples the general way, and no other CPU's: a CPU whose events never
@@ -314,7 +334,6 @@ static void damon_perf_obs_test_quick_per_cpu(struct kunit *test)
 {
 	struct damon_perf_obs obs = {};
 	unsigned int cpu, other;
-	bool quick;
 
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
 	migrate_disable();
@@ -325,23 +344,13 @@ static void damon_perf_obs_test_quick_per_cpu(struct kunit *test)
 		damon_perf_obs_exit(&obs);
 		kunit_skip(test, "needs a second possible CPU");
 	}
-	damon_perf_obs_state(&obs, other, DAMON_PERF_ST_CREATED);
-	damon_perf_obs_state(&obs, other, DAMON_PERF_ST_BOUND);
-	damon_perf_obs_state(&obs, other, DAMON_PERF_ST_ENABLED);
-	preempt_disable();
-	quick = damon_perf_obs_valid_quick(&obs);
-	preempt_enable();
-	KUNIT_EXPECT_TRUE_MSG(test, quick,
+	damon_perf_obs_test_enable(&obs, other);
+	KUNIT_EXPECT_TRUE_MSG(test, damon_perf_obs_test_quick(&obs),
 			      "CPU %u's ENABLED events slowed CPU %u", other,
 			      cpu);
 
-	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_CREATED);
-	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_BOUND);
-	damon_perf_obs_state(&obs, cpu, DAMON_PERF_ST_ENABLED);
-	preempt_disable();
-	quick = damon_perf_obs_valid_quick(&obs);
-	preempt_enable();
-	KUNIT_EXPECT_FALSE(test, quick);
+	damon_perf_obs_test_enable(&obs, cpu);
+	KUNIT_EXPECT_FALSE(test, damon_perf_obs_test_quick(&obs));
 	migrate_enable();
 	damon_perf_obs_exit(&obs);
 }
@@ -380,9 +389,7 @@ static void damon_perf_obs_test_trace_full(struct kunit *test)
 	unregister_trace_damon_perf_sample(damon_perf_obs_test_probe,
 					   &traced);
 	tracepoint_synchronize_unregister();
-	preempt_disable();
-	off = damon_perf_obs_valid_quick(&obs);
-	preempt_enable();
+	off = damon_perf_obs_test_quick(&obs);
 
 	KUNIT_EXPECT_FALSE(test, on);
 	KUNIT_EXPECT_EQ(test, 1, atomic_read(&traced));

@@ -212,6 +212,103 @@ static void damon_perf_test_ring_capacity(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, len + 3, dropped);
 }
 
+static atomic_t damon_perf_test_kicks;
+
+static void damon_perf_test_kick(struct irq_work *work)
+{
+	atomic_inc(&damon_perf_test_kicks);
+}
+
+/*
+ * Push @n records into this CPU's ring of @rings, and let a kick they
+ * queued run.  Returns the kicks so far.
+ */
+static int damon_perf_test_push_n(struct damon_perf_ring __percpu *rings,
+				  struct irq_work *kick, unsigned int n)
+{
+	unsigned int i;
+
+	preempt_disable();
+	for (i = 0; i < n; i++)
+		damon_perf_ring_push(rings, i + 1, 1);
+	preempt_enable();
+	irq_work_sync(kick);
+	return atomic_read(&damon_perf_test_kicks);
+}
+
+/* Take @n records out of @cpu's ring of @rings; returns how many it had. */
+static unsigned int
+damon_perf_test_take(struct damon_perf_ring __percpu *rings, unsigned int cpu,
+		     unsigned int n)
+{
+	struct damon_perf_record buf[16];
+	unsigned int got = 0, k;
+
+	while (got < n) {
+		k = damon_perf_ring_consume(rings, cpu, buf,
+					    min_t(unsigned int, n - got,
+						  ARRAY_SIZE(buf)));
+		if (!k)
+			break;
+		got += k;
+	}
+	return got;
+}
+
+/*
+ * The push that fills a ring to half queues its kick, once, until the
+ * consumer takes the ring below half again; a ring without a kick queues
+ * nothing.
+ */
+static void damon_perf_test_ring_kick(struct kunit *test)
+{
+	struct irq_work kick = IRQ_WORK_INIT(damon_perf_test_kick);
+	struct damon_perf_ring __percpu *rings;
+	unsigned int half = DAMON_PERF_RING_SIZE / 2, cpu;
+	struct damon_perf_obs obs;
+
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
+	rings = damon_perf_rings_alloc(&obs, DAMON_PERF_RING_ORDER);
+	KUNIT_ASSERT_TRUE(test, rings);
+	atomic_set(&damon_perf_test_kicks, 0);
+	migrate_disable();
+	cpu = smp_processor_id();
+
+	/* no kick set: filling the ring queues nothing */
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_test_push_n(rings, &kick,
+							DAMON_PERF_RING_SIZE));
+	KUNIT_EXPECT_EQ(test, (unsigned int)DAMON_PERF_RING_SIZE,
+			damon_perf_test_take(rings, cpu, UINT_MAX));
+
+	damon_perf_rings_set_kick(rings, &kick);
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_test_push_n(rings, &kick,
+							half - 1));
+	KUNIT_EXPECT_EQ(test, 1, damon_perf_test_push_n(rings, &kick, 1));
+	/* on to full, and past it, without another */
+	KUNIT_EXPECT_EQ(test, 1, damon_perf_test_push_n(rings, &kick,
+							half + 3));
+	/* a drain to a quarter, then half again: one more */
+	KUNIT_EXPECT_EQ(test, half + half / 2,
+			damon_perf_test_take(rings, cpu, half + half / 2));
+	KUNIT_EXPECT_EQ(test, 1, damon_perf_test_push_n(rings, &kick,
+							half / 2 - 1));
+	KUNIT_EXPECT_EQ(test, 2, damon_perf_test_push_n(rings, &kick, 1));
+	/* emptied, half once more: one more */
+	KUNIT_EXPECT_EQ(test, half, damon_perf_test_take(rings, cpu, UINT_MAX));
+	KUNIT_EXPECT_EQ(test, 3, damon_perf_test_push_n(rings, &kick, half));
+	damon_perf_test_take(rings, cpu, UINT_MAX);
+	migrate_enable();
+	/* every CPU's ring kicks at half */
+	for_each_possible_cpu(cpu) {
+		KUNIT_EXPECT_PTR_EQ(test, &kick, per_cpu_ptr(rings, cpu)->kick);
+		KUNIT_EXPECT_EQ(test, (unsigned long)half,
+				per_cpu_ptr(rings, cpu)->kick_at);
+	}
+
+	damon_perf_obs_exit(&obs);
+	damon_perf_rings_free(rings);
+}
+
 static struct kunit_case damon_perf_ring_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_ring_empty),
 	KUNIT_CASE(damon_perf_test_ring_full),
@@ -219,12 +316,17 @@ static struct kunit_case damon_perf_ring_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_ring_wrap),
 	KUNIT_CASE(damon_perf_test_ring_nested),
 	KUNIT_CASE(damon_perf_test_ring_publish),
+	KUNIT_CASE(damon_perf_test_ring_kick),
 	{},
 };
 
 static struct kunit_suite damon_perf_ring_test_suite = {
 	.name = "damon-perf-ring",
 	.test_cases = damon_perf_ring_test_cases,
+#ifdef CONFIG_DAMON_PERF_OBSERVE
+	/* the rings' overflows count in counters of the test's own */
+	.init = damon_perf_obs_kunit_isolate,
+#endif
 };
 
 kunit_test_suite(damon_perf_ring_test_suite);
