@@ -1411,12 +1411,24 @@ static void damon_perf_kick(struct irq_work *work)
 void damon_perf_sleep(struct damon_ctx *ctx, unsigned long usecs)
 {
 	struct damon_perf *perf = ctx->perf;
-	ktime_t end = ktime_add_us(ktime_get(), usecs);
+	struct hrtimer_sleeper t;
 	/* the slack kdamond_usleep() would give */
 	u64 slack = usecs > 20 * USEC_PER_MSEC ? TICK_NSEC : NSEC_PER_USEC;
 
+	/*
+	 * One relative timer for the whole interval: a drain in the middle
+	 * does not move its end, and the sleep reads no clock of its own.
+	 */
+	hrtimer_init_sleeper_on_stack(&t, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	hrtimer_set_expires_range_ns(&t.timer,
+				     ns_to_ktime((u64)usecs * NSEC_PER_USEC),
+				     slack);
+	hrtimer_sleeper_start_expires(&t, HRTIMER_MODE_REL);
 	for (;;) {
-		/* pairs with wake_up_process() in damon_perf_kick() */
+		/*
+		 * Pairs with wake_up_process() in damon_perf_kick() and in
+		 * the timer's hrtimer_wakeup(), which clears @t.task first.
+		 */
 		set_current_state(TASK_IDLE);
 		/* pairs with the smp_store_release() in damon_perf_kick() */
 		if (smp_load_acquire(&perf->drain_wanted)) {
@@ -1425,13 +1437,14 @@ void damon_perf_sleep(struct damon_ctx *ctx, unsigned long usecs)
 			damon_perf_drain(perf, true);
 			continue;
 		}
-		if (!schedule_hrtimeout_range(&end, slack, HRTIMER_MODE_ABS))
-			break;
 		/* kthread_stop() wakes us, as it does a long kdamond_usleep() */
-		if (kthread_should_stop())
+		if (!READ_ONCE(t.task) || kthread_should_stop())
 			break;
+		schedule();
 	}
 	__set_current_state(TASK_RUNNING);
+	hrtimer_cancel(&t.timer);
+	destroy_hrtimer_on_stack(&t.timer);
 }
 
 /*
