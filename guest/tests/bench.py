@@ -31,6 +31,8 @@ Experiments (--exp, default all but insns):
   ringloss  ring overflows against the sample rate of the test PMU
 
 --quick runs one small cell of each, to check that everything still runs.
+--modes limits the accuracy and patterns experiments to some modes, for a
+look at one mode between make bench runs; make bench runs them all.
 """
 
 import argparse
@@ -564,6 +566,7 @@ def exp_accuracy(a):
     move = 3 if a.quick else 6
     moves = 2 if a.quick else 4
     modes = ('ab', 'pf') if a.quick else ('ab', 'pf', 'tpmu')
+    modes = [m for m in modes if m in a.modes]
     for rep in range(a.reps):
         for mode in modes:
             wl = moving_run(mode, move, moves)[0]
@@ -691,6 +694,7 @@ def exp_patterns(a):
     secs = 4 if a.quick else 12
     settle = 1 if a.quick else PATTERN_SETTLE_S
     modes = ('ab', 'pf') if a.quick else ('ab', 'pf', 'tpmu')
+    modes = [m for m in modes if m in a.modes]
     for rep in range(a.reps):
         for pattern in PATTERNS[:1] if a.quick else PATTERNS:
             for mode in modes:
@@ -830,6 +834,8 @@ def main():
     p.add_argument('--no-meta', action='store_true')
     p.add_argument('--exp', nargs='*',
                    default=[e for e in EXPERIMENTS if e != 'insns'])
+    p.add_argument('--modes', nargs='*', default=['ab', 'pf', 'tpmu'],
+                   help='modes of the accuracy and patterns experiments')
     a = p.parse_args()
     a.reps = 1 if a.quick else 3
     a.window = 1 if a.quick else 3
@@ -838,6 +844,9 @@ def main():
     for e in a.exp:
         if e not in EXPERIMENTS:
             p.error('no experiment ' + e)
+    for m in a.modes:
+        if m not in ('ab', 'pf', 'tpmu'):
+            p.error('no mode ' + m)
     if not a.no_meta:
         meta(a)
     for e in a.exp:
