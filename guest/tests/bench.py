@@ -55,6 +55,8 @@ KD = ADMIN + '/kdamonds/0'
 CTX = KD + '/contexts/0'
 PERF = CTX + '/monitoring_attrs/sample/perf_events'
 
+# the modes of a kdamond, as the docstring lists them
+MODES = ('ab', 'pf', 'tpmu')
 SAMPLE_US = 5000
 AGGR_US = 100000
 # test PMU config: delivery in NMI, samples only while the workload runs
@@ -378,7 +380,7 @@ def exp_kdamond(a):
                     # the same workload with nothing monitoring it, in this
                     # rep, for the modes' slowdown in the same cell
                     none_pages, none_ns = unmonitored(a, wl)
-                    for mode in ('ab', 'pf', 'tpmu'):
+                    for mode in MODES:
                         with sampling(wl.pid, regions, event_of(mode, wl),
                                       a.warmup) as pid:
                             r = window(a.window, pid, wl)
@@ -565,7 +567,7 @@ def moving_run(mode, move, moves, period=None, sample_us=SAMPLE_US):
 def exp_accuracy(a):
     move = 3 if a.quick else 6
     moves = 2 if a.quick else 4
-    modes = ('ab', 'pf') if a.quick else ('ab', 'pf', 'tpmu')
+    modes = ('ab', 'pf') if a.quick else MODES
     modes = [m for m in modes if m in a.modes]
     for rep in range(a.reps):
         for mode in modes:
@@ -693,7 +695,7 @@ def exp_patterns(a):
     in fault mode, windows dropped as soon as written, it mostly is not."""
     secs = 4 if a.quick else 12
     settle = 1 if a.quick else PATTERN_SETTLE_S
-    modes = ('ab', 'pf') if a.quick else ('ab', 'pf', 'tpmu')
+    modes = ('ab', 'pf') if a.quick else MODES
     modes = [m for m in modes if m in a.modes]
     for rep in range(a.reps):
         for pattern in PATTERNS[:1] if a.quick else PATTERNS:
@@ -834,7 +836,7 @@ def main():
     p.add_argument('--no-meta', action='store_true')
     p.add_argument('--exp', nargs='*',
                    default=[e for e in EXPERIMENTS if e != 'insns'])
-    p.add_argument('--modes', nargs='*', default=['ab', 'pf', 'tpmu'],
+    p.add_argument('--modes', nargs='*', default=MODES, choices=MODES,
                    help='modes of the accuracy and patterns experiments')
     a = p.parse_args()
     a.reps = 1 if a.quick else 3
@@ -844,9 +846,6 @@ def main():
     for e in a.exp:
         if e not in EXPERIMENTS:
             p.error('no experiment ' + e)
-    for m in a.modes:
-        if m not in ('ab', 'pf', 'tpmu'):
-            p.error('no mode ' + m)
     if not a.no_meta:
         meta(a)
     for e in a.exp:
