@@ -571,7 +571,8 @@ def exp_accuracy(a):
     modes = [m for m in modes if m in a.modes]
     for rep in range(a.reps):
         for mode in modes:
-            wl = moving_run(mode, move, moves)[0]
+            period = a.tpmu_period if mode == 'tpmu' else None
+            wl = moving_run(mode, move, moves, period)[0]
             emit(accuracy_record(wl, mode, rep, move))
 
 
@@ -704,7 +705,8 @@ def exp_patterns(a):
                 wl = Workload(256, PATTERN_WIN_MB, how, pattern=pattern,
                               threads=PATTERN_THREADS)
                 try:
-                    kdamond_setup(wl.pid, None, event_of(mode, wl, 50000))
+                    kdamond_setup(wl.pid, None,
+                                  event_of(mode, wl, a.tpmu_period))
                     trace_reset(['damon_aggregated'], kb=16384,
                                 clock='mono')
                     t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
@@ -714,17 +716,22 @@ def exp_patterns(a):
                     kdamond_off()
                 finally:
                     wl.stop()
-                out = []
+                out, kept = [], []
                 for ns, regions in aggregations():
                     if ns < t0 + settle * 1000000000:
                         continue
                     p, r, f1 = score(regions, wl.hot, wl.start, wl.end)
                     out.append({'t': round((ns - t0) / 1e9, 3),
                                 'precision': p, 'recall': r, 'f1': f1})
-                emit({'exp': 'patterns', 'pattern': pattern, 'mode': mode,
-                      'rep': rep, 'writes': how,
-                      'hot_mb': sum(e - s for s, e in wl.hot) >> 20,
-                      'snapshots': out})
+                    kept.append(regions)
+                rec = {'exp': 'patterns', 'pattern': pattern, 'mode': mode,
+                       'rep': rep, 'writes': how,
+                       'hot_mb': sum(e - s for s, e in wl.hot) >> 20,
+                       'snapshots': out}
+                if a.regions and kept:
+                    rec.update(start=wl.start, hot=wl.hot,
+                               regions=kept[::max(1, len(kept) // 4)])
+                emit(rec)
 
 
 def ringloss_cell(a, wl, period, batch, secs_wanted):
@@ -838,6 +845,12 @@ def main():
                    default=[e for e in EXPERIMENTS if e != 'insns'])
     p.add_argument('--modes', nargs='*', default=MODES, choices=MODES,
                    help='modes of the accuracy and patterns experiments')
+    p.add_argument('--regions', action='store_true',
+                   help='keep some aggregations\' regions in the patterns '
+                   'records')
+    p.add_argument('--tpmu-period', type=int, default=ACCURACY_TPMU_PERIOD,
+                   metavar='NS', help="the test PMU's sample period in "
+                   'the accuracy and patterns experiments')
     a = p.parse_args()
     a.reps = 1 if a.quick else 3
     a.window = 1 if a.quick else 3
@@ -846,6 +859,8 @@ def main():
     for e in a.exp:
         if e not in EXPERIMENTS:
             p.error('no experiment ' + e)
+    if a.tpmu_period <= 0:
+        p.error('--tpmu-period must be positive')
     if not a.no_meta:
         meta(a)
     for e in a.exp:
