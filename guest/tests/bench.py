@@ -536,7 +536,8 @@ def heat(snaps, start, end, bins=64):
     return [round(b * step / (1 << 20), 2) for b in range(bins)], z
 
 
-# the accuracy experiment's test PMU period, ns
+# the test PMU's period in the accuracy and patterns experiments, ns,
+# unless --tpmu-period says otherwise
 ACCURACY_TPMU_PERIOD = 50000
 
 
