@@ -426,6 +426,12 @@ fi
 echo vaddr >"$ctx/operations"
 echo 1 >"$ctx/targets/nr_targets"
 echo "$target_pid" >"$ctx/targets/0/pid_target"
+# vaddr lays out the target's regions at the start and then every update_us,
+# 60 s by default: longer than the run.  stress and stress-ng unmap their
+# buffer and map it again in a loop; a layout taken while it is unmapped
+# leaves it in a gap between the regions, where no record matches.  Lay them
+# out again every 100 ms, the default aggregation interval.
+echo 100000 >"$ctx/monitoring_attrs/intervals/update_us"
 echo 1 >"$ev/nr_perf_events"
 for kv in type="$type" config="$config" config1="$config1" freq="$freq" \
 	  sample_period="$period" sample_freq="$sample_freq" \
