@@ -162,10 +162,11 @@ test_base_version() {
 	[ "$v" = "$BASE_VERSION" ] && grep -q "$BASE_VERSION" "$TOP/README"
 }
 
-# kunit_passed LOG: the KUnit results in a console log, parsed by the
-# kernel's own kunit.py, show every suite passed, ours included.
+# kunit_passed LOG [SUITE...]: the KUnit results in a console log, parsed by
+# the kernel's own kunit.py, show every suite passed, ours and each SUITE
+# included.
 kunit_passed() {
-	kunit_log_passed "$1" damon-perf damon-perf-ring damon-perf-sysfs \
+	kunit_log_passed "$@" damon-perf damon-perf-ring damon-perf-sysfs \
 		damon-perf-observe damon-perf-spe
 }
 
@@ -353,7 +354,7 @@ test_debug() {
 	[ "$TIER" = check ] || lengths='DEBUG_SOAK_STARTS=20 DEBUG_SOAK_HOTPLUG=10 DEBUG_FUZZ_OPS=150'
 	"$TOP/harness/boot.sh" -k debug -t 3000 -n debug -a kunit.enable=1 -- \
 		"$lengths" /opt/damon-perf/tests/debug.sh &&
-		kunit_passed "$LOG_DIR/debug.log"
+		kunit_passed "$LOG_DIR/debug.log" damon damon-operations
 }
 
 # The pristine base kernel with the test kernel's configuration, less the
