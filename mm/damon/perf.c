@@ -107,19 +107,18 @@
 /*
  * Estimator of the accessed share of a region (see damon_perf_update_hit()).
  * A region's share and credit are counted in 1/DAMON_PERF_EST_ONE of an
- * accessed interval, and the share of one interval is one at most; a sparse
- * sampler's
- * samples are weighed from regions with DAMON_PERF_EST_REF_SAMPLES or more
- * in an interval, and the weight rises by 1/2^DAMON_PERF_EST_RISE_SHIFT per
- * interval at most; a region's samples of an interval are counted up to
- * DAMON_PERF_EST_SAMPLES_MAX; a sample stands for at most
- * DAMON_PERF_EST_WEIGHT_MAX pages (64 K pages, 256 MiB with 4 KiB pages).
+ * accessed interval; a region's samples of an interval are counted up to
+ * DAMON_PERF_EST_SAMPLES_MAX, and those since the regions were laid out up
+ * to DAMON_PERF_EST_TOTAL_MAX; a sparse sampler's weight is learnt from the
+ * first DAMON_PERF_EST_LAYOUT_MAX samples of a layout of the regions (see
+ * damon_perf_weigh()); a sample stands for at most DAMON_PERF_EST_WEIGHT_MAX
+ * pages (64 K pages, 256 MiB with 4 KiB pages).
  */
 #define DAMON_PERF_EST_SHIFT		16
 #define DAMON_PERF_EST_ONE		BIT(DAMON_PERF_EST_SHIFT)
-#define DAMON_PERF_EST_REF_SAMPLES	8
-#define DAMON_PERF_EST_RISE_SHIFT	6
 #define DAMON_PERF_EST_SAMPLES_MAX	U16_MAX
+#define DAMON_PERF_EST_TOTAL_MAX	BIT(20)
+#define DAMON_PERF_EST_LAYOUT_MAX	BIT(24)
 #define DAMON_PERF_EST_WEIGHT_MAX	((u64)U16_MAX << DAMON_PERF_EST_SHIFT)
 
 /*
@@ -127,12 +126,26 @@
  * @page:	Page frame of the region's last record in the interval.
  * @samples:	Records of the region in the interval being drained, a record
  *		on the page of the one before it not counted; 0 if none.
- * @credit:	Shares the region has accumulated since it was last counted
- *		as accessed, below one interval, in 1/DAMON_PERF_EST_ONE.
+ * @total:	@samples of the intervals since the regions were laid out.
+ * @credit:	Shares the region has accumulated and not yet spent on
+ *		intervals counted as accessed, in 1/DAMON_PERF_EST_ONE.
  */
 struct damon_perf_est {
 	unsigned long page;
 	u32 samples;
+	u32 total;
+	u32 credit;
+};
+
+/*
+ * struct damon_perf_carry - A region's credit, for the next layout.
+ * @ar:		The region's address range.
+ * @target:	Index of its target in the view.
+ * @credit:	Its &damon_perf_est->credit.
+ */
+struct damon_perf_carry {
+	struct damon_addr_range ar;
+	unsigned int target;
 	u32 credit;
 };
 
@@ -172,14 +185,23 @@ struct damon_perf_target {
  * @synced:	For each of @regions, the last sampling interval its access
  *		rate is up to date with.
  * @est:	For each of @regions, what the estimator knows of it.
- * @regions_cap: Capacity of @regions, @ranges, @hit, @synced and @est.
+ * @carry:	The credits of the last layout, @nr_carry of them, which the
+ *		next one inherits (see damon_perf_build_view()).
+ * @regions_cap: Capacity of @regions, @ranges, @hit, @synced, @est and
+ *		@carry.
  * @targets_cap: Capacity of @targets.
  * @now:	Sampling intervals checked since the start.
+ * @laid_out:	@now when the regions were last laid out.
  * @view_valid:	Whether @targets and @regions still lay out the regions.
  * @exact:	Whether every event samples each of its events, so that each
  *		sample is an access of its own.
  * @weight:	Pages a sample stands for, in 1/DAMON_PERF_EST_ONE.
- * @weighed:	Whether @weight was learnt from the samples, unless @exact.
+ * @sq:		Sum over the regions of total * (total - 1) / pages, of
+ *		their &damon_perf_est->total, in 1/DAMON_PERF_EST_ONE.
+ * @nr_samples:	Sum of the regions' &damon_perf_est->total.
+ * @past_sq:	@sq of the earlier layouts, each weighing half the next.
+ * @past_den:	@nr_samples times the intervals of each earlier layout,
+ *		likewise.
  * @rnd:	State of the random initial credits of the regions.
  * @commit_seen: Whether damon_commit_ctx() ran since the last access check.
  * @aux_buf:	DAMON_PERF_AUX_STITCH bytes the AUX drain copies records
@@ -214,13 +236,19 @@ struct damon_perf {
 	unsigned int nr_hit;
 	unsigned long *synced;
 	struct damon_perf_est *est;
+	struct damon_perf_carry *carry;
+	unsigned int nr_carry;
 	unsigned int regions_cap;
 	unsigned int targets_cap;
 	unsigned long now;
+	unsigned long laid_out;
 	bool view_valid;
 	bool exact;
 	u64 weight;
-	bool weighed;
+	u64 sq;
+	u64 nr_samples;
+	u64 past_sq;
+	u64 past_den;
 	struct rnd_state rnd;
 	bool commit_seen;
 	u8 *aux_buf;
@@ -597,13 +625,57 @@ static void damon_perf_free_view(struct damon_perf *perf)
 	kvfree(perf->hit);
 	kvfree(perf->synced);
 	kvfree(perf->est);
+	kvfree(perf->carry);
 	perf->regions = NULL;
 	perf->ranges = NULL;
 	perf->hit = NULL;
 	perf->synced = NULL;
 	perf->est = NULL;
+	perf->carry = NULL;
+	perf->nr_carry = 0;
 	perf->regions_cap = 0;
 	perf->view_valid = false;
+}
+
+/*
+ * The credit that region @r of the view's target @target inherits from the
+ * last layout, @carry (@nr of them, by target and address): the mean of the
+ * credits of the regions it overlaps, weighed by the overlaps, as DAMON core
+ * gives a region split from another that one's access count, and a region
+ * merged from two the mean of theirs.  @cursor walks @carry along the view.
+ * Returns whether a region of the last layout overlaps @r.
+ */
+static bool damon_perf_inherit(const struct damon_perf_carry *carry,
+			       unsigned int nr, unsigned int target,
+			       const struct damon_region *r,
+			       unsigned int *cursor, u32 *credit)
+{
+	unsigned long pages = (r->ar.end - r->ar.start) >> PAGE_SHIFT;
+	unsigned int shift = 0, j;
+	u64 sum = 0, wsum = 0, ov;
+
+	/* overlaps in pages >> @shift times credits fit in 64 bits */
+	if (pages > U32_MAX >> 1)
+		shift = fls64(pages) - 31;
+	for (j = *cursor; j < nr; j++) {
+		const struct damon_perf_carry *c = &carry[j];
+
+		if (c->target < target ||
+		    (c->target == target && c->ar.end <= r->ar.start)) {
+			*cursor = j + 1;
+			continue;
+		}
+		if (c->target > target || c->ar.start >= r->ar.end)
+			break;
+		ov = min(c->ar.end, r->ar.end) - max(c->ar.start, r->ar.start);
+		ov = max(ov >> PAGE_SHIFT >> shift, 1ULL);
+		sum += ov * c->credit;
+		wsum += ov;
+	}
+	if (!wsum)
+		return false;
+	*credit = div64_u64(sum, wsum);
+	return true;
 }
 
 /*
@@ -611,12 +683,18 @@ static void damon_perf_free_view(struct damon_perf *perf)
  * search.  Returns the number of regions, or a negative error code.
  *
  * Only while the view is not valid: the regions, then, are all up to date
- * with the last interval checked (see damon_perf_sync()).
+ * with the last interval checked (see damon_perf_sync()).  Each region
+ * inherits its credit from the regions of the last layout it overlaps, if
+ * damon_perf_sync() kept theirs: DAMON core splits and merges the regions at
+ * the end of every aggregation, and a credit that ended there would lose a
+ * sparse sampler's shares of the aggregation's last intervals.
  */
 static int damon_perf_build_view(struct damon_perf *perf)
 {
 	struct damon_ctx *ctx = perf->ctx;
 	bool has_pid = damon_target_has_pid(ctx);
+	struct damon_perf_carry *carry = perf->carry;
+	unsigned int nr_carry = perf->nr_carry, cursor = 0;
 	unsigned int nr_targets = 0, nr_regions = 0, i = 0;
 	struct damon_target *t;
 	struct damon_region *r;
@@ -635,6 +713,8 @@ static int damon_perf_build_view(struct damon_perf *perf)
 			return -ENOMEM;
 	}
 	if (nr_regions > perf->regions_cap) {
+		/* the last layout's credits are read below, from @carry */
+		perf->carry = NULL;
 		damon_perf_free_view(perf);
 		perf->regions = kvcalloc(nr_regions, sizeof(*perf->regions),
 					 GFP_KERNEL);
@@ -646,14 +726,25 @@ static int damon_perf_build_view(struct damon_perf *perf)
 					GFP_KERNEL);
 		perf->est = kvcalloc(nr_regions, sizeof(*perf->est),
 				     GFP_KERNEL);
+		perf->carry = kvcalloc(nr_regions, sizeof(*perf->carry),
+				       GFP_KERNEL);
 		if (!perf->regions || !perf->ranges || !perf->hit ||
-		    !perf->synced || !perf->est) {
+		    !perf->synced || !perf->est || !perf->carry) {
 			damon_perf_free_view(perf);
+			kvfree(carry);
 			return -ENOMEM;
 		}
 		perf->regions_cap = nr_regions;
 	}
 	perf->nr_hit = 0;
+
+	/* the last layout's samples weigh half as much from here on */
+	perf->past_sq = (perf->past_sq + perf->sq) / 2;
+	perf->past_den = (perf->past_den + perf->nr_samples *
+			  (perf->now - perf->laid_out)) / 2;
+	perf->sq = 0;
+	perf->nr_samples = 0;
+	perf->laid_out = perf->now;
 
 	perf->nr_targets = 0;
 	damon_for_each_target(t, ctx) {
@@ -671,15 +762,24 @@ static int damon_perf_build_view(struct damon_perf *perf)
 		pt->first = i;
 		pt->nr = damon_nr_regions(t);
 		damon_for_each_region(r, t) {
+			struct damon_perf_est *est = &perf->est[i];
+
 			perf->synced[i] = perf->now;
-			/* a random start, so that no share is rounded down */
-			perf->est[i].samples = 0;
-			perf->est[i].credit = prandom_u32_state(&perf->rnd) %
-				DAMON_PERF_EST_ONE;
+			est->samples = 0;
+			est->total = 0;
+			/* else a random start, so that no share is rounded down */
+			if (!damon_perf_inherit(carry, nr_carry,
+						perf->nr_targets - 1, r, &cursor,
+						&est->credit))
+				est->credit = prandom_u32_state(&perf->rnd) %
+					DAMON_PERF_EST_ONE;
 			perf->ranges[i] = r->ar;
 			perf->regions[i++] = r;
 		}
 	}
+	if (carry != perf->carry)
+		kvfree(carry);
+	perf->nr_carry = 0;
 	perf->nr_regions = nr_regions;
 	perf->view_valid = true;
 	return nr_regions;
@@ -1157,13 +1257,26 @@ static int damon_perf_drain(struct damon_perf *perf, bool update)
 
 /*
  * Bring the access rate of region @i of the view up to date with sampling
- * interval @to, as one not accessed since it was last.
+ * interval @to, for the intervals since it was last, which had no samples
+ * of it: they are counted as accessed for as long as its credit lasts, one
+ * interval each, and as not accessed from there on.  The credit is at most
+ * an aggregation's intervals (see damon_perf_update_hit()), and so are the
+ * intervals counted as accessed here.
  */
 static void damon_perf_age(struct damon_perf *perf, unsigned int i,
 			   unsigned long to, struct damon_attrs *attrs)
 {
-	damon_update_region_access_rate_idle(perf->regions[i],
-					     to - perf->synced[i], attrs);
+	struct damon_perf_est *est = &perf->est[i];
+	struct damon_region *r = perf->regions[i];
+	unsigned long intervals = to - perf->synced[i];
+	unsigned long accessed = min_t(unsigned long, intervals,
+				       est->credit >> DAMON_PERF_EST_SHIFT);
+
+	est->credit -= accessed << DAMON_PERF_EST_SHIFT;
+	intervals -= accessed;
+	while (accessed--)
+		damon_update_region_access_rate(r, true, attrs);
+	damon_update_region_access_rate_idle(r, intervals, attrs);
 	perf->synced[i] = to;
 }
 
@@ -1176,42 +1289,68 @@ static u64 damon_perf_pages(struct damon_perf *perf, unsigned int idx)
 }
 
 /*
- * Weigh a sparse sampler's samples.  A region's samples, times the pages a
- * sample stands for, cannot be more than its pages: each sampled region with
- * enough samples for its density to be more than noise bounds the weight by
- * its pages per sample.  The lowest bound is taken at once, and a higher
- * one by at most 1/2^DAMON_PERF_EST_RISE_SHIFT per interval: a region the
- * workload touched only a part of in the interval bounds the weight loosely,
- * and one whose every page was touched bounds it closely.  Kept through
- * intervals without such a region; one page, the one a sample hit, at least.
+ * Weigh a sparse sampler's samples: learn the pages a sample stands for,
+ * @perf->weight, from the regions sampled in this interval and before.
+ *
+ * Say a sampler takes on average L samples a page of the pages accessed in
+ * an interval, 1/L the weight, and a region of P pages has a share f of
+ * them accessed: its samples since the regions were laid out, T intervals
+ * ago, are S, about Poisson(L * f * P * T).  Then E[S * (S - 1)] is
+ * (L * f * P * T)^2, so the sum over the regions of S * (S - 1) / P, over
+ * the sum of S, is about L * T times the mean of f over the samples, the
+ * noise of S taking nothing from it.  The weight is T * sum(S) over
+ * sum(S * (S - 1) / P): 1/L where the sampled regions are wholly accessed,
+ * as DAMON's regions are once they have settled on the hot ones, and more
+ * where they are only partly accessed.  Every sample counts, however sparse
+ * the sampler: one region's samples of one interval, which may be too few
+ * to tell a density, decide nothing alone.  The sums of earlier layouts of
+ * the regions count too, each half as much as the next.  One page, the one
+ * a sample hit, at least; kept until some region has two samples.
  */
 static void damon_perf_weigh(struct damon_perf *perf)
 {
-	u64 bound = 0, b, rise;
 	struct damon_perf_est *est;
+	u64 a, b, sq, den;
 	unsigned int i;
 
 	if (perf->exact)
 		return;
 	for (i = 0; i < perf->nr_hit; i++) {
 		est = &perf->est[perf->hit[i]];
-		if (est->samples < DAMON_PERF_EST_REF_SAMPLES)
-			continue;
-		b = div64_u64(damon_perf_pages(perf, perf->hit[i]) <<
-			      DAMON_PERF_EST_SHIFT, est->samples);
-		if (!bound || b < bound)
-			bound = b;
+		a = est->total;
+		b = min_t(u64, a + est->samples, DAMON_PERF_EST_TOTAL_MAX);
+		/* a layout's first samples are enough to weigh it */
+		if (perf->nr_samples + b - a > DAMON_PERF_EST_LAYOUT_MAX)
+			break;
+		/* b * (b - 1) - a * (a - 1), which is 0 for b = 1 */
+		perf->sq += div64_u64((b - a) * (a + b - 1) <<
+				      DAMON_PERF_EST_SHIFT,
+				      damon_perf_pages(perf, perf->hit[i]));
+		perf->nr_samples += b - a;
+		est->total = b;
 	}
-	if (!bound)
+	sq = perf->past_sq + perf->sq;
+	den = perf->past_den +
+		perf->nr_samples * (perf->now + 1 - perf->laid_out);
+	if (!sq)
 		return;
-	if (perf->weighed) {
-		rise = perf->weight +
-			(perf->weight >> DAMON_PERF_EST_RISE_SHIFT);
-		bound = min(bound, rise);
-	}
-	perf->weight = clamp(bound, (u64)DAMON_PERF_EST_ONE,
+	/* den / sq pages, in 1/DAMON_PERF_EST_ONE, if below the highest */
+	if (den >> DAMON_PERF_EST_SHIFT >= sq)
+		perf->weight = DAMON_PERF_EST_WEIGHT_MAX;
+	else
+		perf->weight = mul_u64_u64_div_u64(den, (u64)DAMON_PERF_EST_ONE <<
+						   DAMON_PERF_EST_SHIFT, sq);
+	perf->weight = clamp(perf->weight, (u64)DAMON_PERF_EST_ONE,
 			     DAMON_PERF_EST_WEIGHT_MAX);
-	perf->weighed = true;
+}
+
+/* The credit a region may hold: an aggregation's intervals. */
+static u64 damon_perf_credit_max(struct damon_attrs *attrs)
+{
+	u64 intervals = attrs->aggr_interval / max(attrs->sample_interval, 1UL);
+
+	return min_t(u64, max(intervals, 1ULL) << DAMON_PERF_EST_SHIFT,
+		     U32_MAX);
 }
 
 /*
@@ -1225,38 +1364,46 @@ static void damon_perf_weigh(struct damon_perf *perf)
  * accessed in each.  The estimator aims at the same.  The samples of a
  * region on distinct pages, times the pages a sample stands for, over the
  * pages of the region, are the share of it accessed in the interval, and
- * the region's credit accumulates these shares: it is counted as accessed
- * once they add up to one interval, which the credit gives back.  Like the
- * Accessed bit check, it counts a region once in an interval at most: a
- * share is one at most, however many more pages than its own the samples
- * stand for.  Where every event is sampled
- * (@perf->exact), a sample is an access of a page of its own and stands for
- * that one page, and the count is the Accessed bit check's, in expectation,
- * with less spread.  A sparse sampler's samples stand for more pages, which
- * damon_perf_weigh() learns from the regions sampled the most densely.
+ * the region's credit accumulates these shares (its samples, which a
+ * sampler that comes back to a page after another may count again, counted
+ * up to its pages): it is counted as accessed in every interval that finds
+ * one interval's credit, which the credit gives back, whether the interval
+ * had samples of it or not (see damon_perf_age()).  Where every event is
+ * sampled (@perf->exact), a sample is an access of a page of its own and
+ * stands for that one page, and the count is the Accessed bit check's, in
+ * expectation, with less spread.  A
+ * sparse sampler's samples stand for more pages (see damon_perf_weigh()),
+ * and a share of a small region may be worth many intervals: it counts the
+ * region as accessed in as many of its next intervals, up to an
+ * aggregation's (damon_perf_credit_max()), where a share of one interval at
+ * most would count it once per sample, far below what the Accessed bit check
+ * counts of a region all of whose pages are accessed.  The credit goes over
+ * to the next layout of the regions (see damon_perf_build_view()).
  */
 static unsigned int damon_perf_update_hit(struct damon_perf *perf,
 					  struct damon_attrs *attrs)
 {
+	u64 share, credit, pages, credit_max = damon_perf_credit_max(attrs);
 	unsigned long now = perf->now + 1;
 	unsigned int max_nr_accesses = 0, i, idx;
 	struct damon_perf_est *est;
 	struct damon_region *r;
-	u64 share, credit;
 
 	damon_perf_weigh(perf);
 	for (i = 0; i < perf->nr_hit; i++) {
 		idx = perf->hit[i];
 		est = &perf->est[idx];
-		/* one interval at most: a page is accessed or it is not */
-		share = div64_u64(est->samples * perf->weight,
-				  damon_perf_pages(perf, idx));
-		credit = est->credit + min_t(u64, share, DAMON_PERF_EST_ONE);
+		pages = damon_perf_pages(perf, idx);
+		/* a page sampled again, after another, is no more pages */
+		share = div64_u64(min_t(u64, est->samples, pages) *
+				  perf->weight, pages);
 		est->samples = 0;
+		/* the intervals before this one spend the credit first */
+		damon_perf_age(perf, idx, now - 1, attrs);
+		credit = min(est->credit + share, credit_max);
 		if (credit >= DAMON_PERF_EST_ONE) {
 			credit -= DAMON_PERF_EST_ONE;
 			r = perf->regions[idx];
-			damon_perf_age(perf, idx, now - 1, attrs);
 			damon_update_region_access_rate(r, true, attrs);
 			perf->synced[idx] = now;
 			max_nr_accesses = max(r->nr_accesses, max_nr_accesses);
@@ -1269,22 +1416,31 @@ static unsigned int damon_perf_update_hit(struct damon_perf *perf,
 }
 
 /*
- * Bring every region up to date with the last interval checked and drop the
- * view, which DAMON core may change from here on.  Returns the highest
+ * Bring every region up to date with the last interval checked, keep what
+ * is left of their credits for the next layout, and drop the view, which
+ * DAMON core may change from here on.  Returns the highest
  * &damon_region->nr_accesses of the regions.
  */
 static unsigned int damon_perf_sync(struct damon_perf *perf,
 				    struct damon_attrs *attrs)
 {
-	unsigned int max_nr_accesses = 0, i;
+	unsigned int max_nr_accesses = 0, i, t;
+	struct damon_perf_target *pt;
 
 	if (!perf->view_valid)
 		return 0;
-	for (i = 0; i < perf->nr_regions; i++) {
-		damon_perf_age(perf, i, perf->now, attrs);
-		max_nr_accesses = max(perf->regions[i]->nr_accesses,
-				      max_nr_accesses);
+	for (t = 0; t < perf->nr_targets; t++) {
+		pt = &perf->targets[t];
+		for (i = pt->first; i < pt->first + pt->nr; i++) {
+			damon_perf_age(perf, i, perf->now, attrs);
+			max_nr_accesses = max(perf->regions[i]->nr_accesses,
+					      max_nr_accesses);
+			perf->carry[i].ar = perf->ranges[i];
+			perf->carry[i].target = t;
+			perf->carry[i].credit = perf->est[i].credit;
+		}
 	}
+	perf->nr_carry = perf->nr_regions;
 	perf->view_valid = false;
 	return max_nr_accesses;
 }
@@ -1366,6 +1522,8 @@ void damon_perf_sync_regions(struct damon_ctx *ctx)
 	if (!perf)
 		return;
 	damon_perf_sync(perf, &ctx->attrs);
+	/* the commit may change the targets: no credit goes over */
+	perf->nr_carry = 0;
 	perf->commit_seen = true;
 }
 

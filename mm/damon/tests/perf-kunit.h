@@ -218,34 +218,39 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 }
 
 /*
- * The lazy update of the access rates leaves every region as updating each
- * region at every interval does, wherever DAMON core reads them: over a
- * random history of samples, aggregations and reads.
+ * The lazy update of the access rates leaves every region, and its credit,
+ * as updating each region at every interval does, wherever DAMON core reads
+ * them: over a random history of samples worth up to 3.5 intervals,
+ * aggregations and reads; and regions laid out again keep their credits.
  */
 static void damon_perf_test_lazy_update(struct kunit *test)
 {
-	enum { NR = 16, INTERVALS = 4000, AGGR = 20 };
+	enum { NR = 16, PAGES = 4, INTERVALS = 4000, AGGR = 20 };
 	struct damon_attrs attrs = {
 		.sample_interval = 5000,
 		.aggr_interval = 5000 * AGGR,
 	};
-	unsigned int i, k, max_eager, max_lazy, nr_reads = 0;
+	unsigned int i, k, n, p, max_eager, max_lazy, nr_reads = 0;
+	u64 credit_max = (u64)AGGR << DAMON_PERF_EST_SHIFT, c;
 	struct damon_region *r, *eager;
 	struct damon_perf *perf;
 	struct damon_target *t;
 	struct damon_ctx *ctx;
 	struct rnd_state rnd;
+	u32 *credit;
 	bool ok;
 
 	prandom_seed_state(&rnd, 42);
 	eager = kunit_kcalloc(test, NR, sizeof(*eager), GFP_KERNEL);
+	credit = kunit_kcalloc(test, NR, sizeof(*credit), GFP_KERNEL);
 	perf = kunit_kzalloc(test, sizeof(*perf), GFP_KERNEL);
 	ctx = damon_new_ctx();
 	t = damon_new_target();
-	KUNIT_ASSERT_TRUE(test, eager && perf && ctx && t);
+	KUNIT_ASSERT_TRUE(test, eager && credit && perf && ctx && t);
 	damon_add_target(ctx, t);
 	for (i = 0; i < NR; i++) {
-		r = damon_new_region(i * 10, i * 10 + 10);
+		r = damon_new_region(i * PAGES * PAGE_SIZE,
+				     (i + 1) * PAGES * PAGE_SIZE);
 		KUNIT_ASSERT_NOT_NULL(test, r);
 		r->last_nr_accesses = prandom_u32_state(&rnd) % (AGGR + 1);
 		r->nr_accesses_bp = r->last_nr_accesses * 10000;
@@ -253,24 +258,40 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 		eager[i] = *r;
 	}
 	perf->ctx = ctx;
-	/* a sample on a region of one page counts it accessed */
+	/*
+	 * 3.5 pages a sample, kept as set (@exact: not learnt), so that a
+	 * share may be worth up to 3.5 intervals and the credit carries over
+	 */
 	perf->exact = true;
-	perf->weight = DAMON_PERF_EST_ONE;
+	perf->weight = DAMON_PERF_EST_ONE * 7 / 2;
 	KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
+	for (i = 0; i < NR; i++)
+		credit[i] = perf->est[i].credit;
 
 	for (k = 1; k <= INTERVALS; k++) {
 		max_eager = 0;
 		i = 0;
 		damon_for_each_region(r, t) {
-			/* region i gets samples in about i of NR intervals */
-			bool hit = prandom_u32_state(&rnd) % NR < i;
+			/* region i gets 1 to PAGES samples in i of NR intervals */
+			n = prandom_u32_state(&rnd) % NR < i ?
+				1 + prandom_u32_state(&rnd) % PAGES : 0;
 
-			damon_update_region_access_rate(&eager[i], hit, &attrs);
+			/* the model: every interval, as if none were lazy */
+			c = min(credit[i] + div64_u64(n * perf->weight, PAGES),
+				credit_max);
+			damon_update_region_access_rate(&eager[i], c >=
+							DAMON_PERF_EST_ONE,
+							&attrs);
+			if (c >= DAMON_PERF_EST_ONE)
+				c -= DAMON_PERF_EST_ONE;
+			credit[i] = c;
 			max_eager = max(eager[i].nr_accesses, max_eager);
-			/* a region listed once, however many its samples */
-			if (hit) {
-				damon_perf_count(perf, i, r->ar.start);
-				damon_perf_count(perf, i, r->ar.start);
+			/* a record on the page of the one before it counts once */
+			for (p = 0; p < n; p++) {
+				damon_perf_count(perf, i, r->ar.start +
+						 p * PAGE_SIZE);
+				damon_perf_count(perf, i, r->ar.start +
+						 p * PAGE_SIZE);
 			}
 			i++;
 		}
@@ -288,7 +309,8 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 		ok = true;
 		damon_for_each_region(r, t) {
 			ok &= r->nr_accesses == eager[i].nr_accesses &&
-				r->nr_accesses_bp == eager[i].nr_accesses_bp;
+				r->nr_accesses_bp == eager[i].nr_accesses_bp &&
+				perf->est[i].credit == credit[i];
 			i++;
 		}
 		KUNIT_EXPECT_TRUE_MSG(test, ok, "interval %u", k);
@@ -304,7 +326,13 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 				eager[i++].nr_accesses = 0;
 			}
 		}
+		/* the same regions laid out again keep their credits */
 		KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
+		for (i = 0; i < NR; i++)
+			ok &= perf->est[i].credit == credit[i];
+		KUNIT_EXPECT_TRUE_MSG(test, ok, "credits, interval %u", k);
+		if (!ok)
+			break;
 	}
 	KUNIT_EXPECT_GT(test, nr_reads, INTERVALS / AGGR);
 	damon_perf_free_view(perf);
@@ -417,32 +445,31 @@ static void damon_perf_test_estimate_exact(struct kunit *test)
 }
 
 /*
- * A sparse sampler's samples stand for the pages per sample of the densest
- * region with enough of them: it counts as accessed in every interval, the
- * others in proportion to their density, and none more than once in an
- * interval, whatever its samples stand for.  The weight is kept through
- * intervals without such a region, falls to a lower bound at once, rises
- * slowly to a higher one, and is one page at least.
+ * A sparse sampler's share may be worth more than an interval: the region
+ * then counts as accessed in as many of its next intervals, samples or not,
+ * up to an aggregation's intervals.  With 20 pages a sample (kept as set):
  */
 static void damon_perf_test_estimate_sparse(struct kunit *test)
 {
 	enum { INTERVALS = 20 };
-	/* reference, half as dense, bursts, dense but too few samples */
+	/* wholly accessed, half, bursts, a twentieth, one page */
 	static const unsigned long pages[] = { 1000, 80, 8, 4000, 1 };
 	/*
-	 * 20 pages a sample: 50 * 20 / 1000 = 1 an interval, 2 * 20 / 80 =
-	 * 0.5, 1 * 20 / 8 = 2.5, but one at most, every fourth interval,
-	 * 9 * 20 / 4000 = 0.045, and 20 / 1, one at most, each interval
+	 * 50 * 20 / 1000 = 1 an interval, 2 * 20 / 80 = 0.5, 1 * 20 / 8 =
+	 * 2.5 in every fourth interval, which counts in 12 of 20 (a share of
+	 * one interval at most would count 5), 9 * 20 / 4000 = 0.045, and
+	 * 20 / 1 = 20 in each, credit up to 24 intervals
 	 */
-	static const unsigned int expect[] = { 20, 10, 5, 0, 20 };
+	static const unsigned int expect[] = { 20, 10, 12, 0, 20 };
 	struct damon_attrs attrs = {
 		.sample_interval = 5000,
 		.aggr_interval = 5000 * (INTERVALS + 4),
 	};
 	struct damon_perf *perf;
-	unsigned int i, k;
+	unsigned int k;
 
-	perf = damon_perf_test_est_ctx(test, pages, ARRAY_SIZE(pages), false);
+	perf = damon_perf_test_est_ctx(test, pages, ARRAY_SIZE(pages), true);
+	perf->weight = 20ULL << DAMON_PERF_EST_SHIFT;
 	for (k = 0; k < INTERVALS; k++) {
 		damon_perf_test_est_samples(perf, 0, 50);
 		damon_perf_test_est_samples(perf, 1, 2);
@@ -451,39 +478,158 @@ static void damon_perf_test_estimate_sparse(struct kunit *test)
 		damon_perf_test_est_samples(perf, 3, 9);
 		damon_perf_test_est_samples(perf, 4, 1);
 		damon_perf_update_hit(perf, &attrs);
-		KUNIT_EXPECT_EQ(test, 20ULL << DAMON_PERF_EST_SHIFT,
-				perf->weight);
 	}
+	KUNIT_EXPECT_EQ(test, 20, damon_perf_sync(perf, &attrs));
 	damon_perf_test_est_expect(test, perf, expect, ARRAY_SIZE(pages));
+	/* the one page's credit, 23 intervals, is spent on the next four */
+	KUNIT_EXPECT_EQ(test, 23U << DAMON_PERF_EST_SHIFT,
+			perf->est[4].credit);
+	KUNIT_ASSERT_EQ(test, ARRAY_SIZE(pages), damon_perf_view(perf));
+	for (k = 0; k < 4; k++)
+		damon_perf_update_hit(perf, &attrs);
+	damon_perf_sync(perf, &attrs);
+	KUNIT_EXPECT_EQ(test, 24, perf->regions[4]->nr_accesses);
+	KUNIT_EXPECT_EQ(test, 19U << DAMON_PERF_EST_SHIFT,
+			perf->est[4].credit);
+	/* without samples, the others count their credits' whole intervals */
+	KUNIT_EXPECT_EQ(test, 20, perf->regions[0]->nr_accesses);
+	damon_perf_test_est_free(perf);
+}
 
-	/* no region with enough samples: the weight stays */
-	for (k = 0; k < 4; k++) {
-		damon_perf_test_est_samples(perf, 1, 2);
+/* @weight is @pages pages, to within a thousandth. */
+static bool damon_perf_test_weight_near(u64 weight, u64 pages)
+{
+	u64 want = pages << DAMON_PERF_EST_SHIFT;
+
+	return weight >= want - want / 1000 && weight <= want + want / 1000;
+}
+
+/*
+ * A sparse sampler's weight is learnt from every sampled region: T times
+ * their samples over the sum of S * (S - 1) / pages of each; a layout's
+ * sums weigh half as much once the regions are laid out again; one page a
+ * sample at least, and kept while no region has two samples.
+ */
+static void damon_perf_test_weigh(struct kunit *test)
+{
+	/* wholly accessed, half, a twentieth */
+	static const unsigned long pages[] = { 999, 80, 4000 };
+	static const unsigned long two[] = { 2 };
+	struct damon_attrs attrs = {
+		.sample_interval = 5000,
+		.aggr_interval = 5000 * 20,
+	};
+	struct damon_perf *perf;
+	unsigned int k;
+
+	/* 20 * 1000 / (1000 * 999 / 999): 20 pages a sample */
+	perf = damon_perf_test_est_ctx(test, pages, 1, false);
+	for (k = 0; k < 20; k++) {
+		damon_perf_test_est_samples(perf, 0, 50);
 		damon_perf_update_hit(perf, &attrs);
 	}
-	KUNIT_EXPECT_EQ(test, 20ULL << DAMON_PERF_EST_SHIFT, perf->weight);
+	KUNIT_EXPECT_TRUE_MSG(test,
+			      damon_perf_test_weight_near(perf->weight, 20),
+			      "weight %llu", perf->weight);
+	/*
+	 * laid out again, 40 intervals of 25: (20000 / 2 + 40 * 1000) /
+	 * (1000 / 2 + 1000), 33.3 pages a sample
+	 */
 	damon_perf_sync(perf, &attrs);
-	KUNIT_EXPECT_EQ(test, expect[1] + 2, perf->regions[1]->nr_accesses);
+	KUNIT_ASSERT_EQ(test, 1, damon_perf_view(perf));
+	for (k = 0; k < 40; k++) {
+		damon_perf_test_est_samples(perf, 0, 25);
+		damon_perf_update_hit(perf, &attrs);
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, perf->weight >= (33ULL << 16) &&
+			      perf->weight <= (34ULL << 16),
+			      "weight %llu", perf->weight);
+	damon_perf_test_est_free(perf);
 
-	/* a looser bound, 4000 / 9 pages: a 64th higher per interval */
-	KUNIT_ASSERT_EQ(test, ARRAY_SIZE(pages), damon_perf_view(perf));
-	damon_perf_test_est_samples(perf, 3, 9);
-	damon_perf_update_hit(perf, &attrs);
-	KUNIT_EXPECT_EQ(test, (20ULL << DAMON_PERF_EST_SHIFT) * 65 / 64,
-			perf->weight);
-	/* a closer one, 1000 / 100 pages, at once */
-	damon_perf_test_est_samples(perf, 0, 100);
-	damon_perf_update_hit(perf, &attrs);
-	KUNIT_EXPECT_EQ(test, 10ULL << DAMON_PERF_EST_SHIFT, perf->weight);
+	/*
+	 * partly accessed regions beside it raise the weight by the samples'
+	 * mean share accessed: 20 * 1220 / (1000 + 40 * 39 / 80 + 180 * 179 /
+	 * 4000), 23.7 pages a sample
+	 */
+	perf = damon_perf_test_est_ctx(test, pages, ARRAY_SIZE(pages), false);
+	for (k = 0; k < 20; k++) {
+		damon_perf_test_est_samples(perf, 0, 50);
+		damon_perf_test_est_samples(perf, 1, 2);
+		damon_perf_test_est_samples(perf, 2, 9);
+		damon_perf_update_hit(perf, &attrs);
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, perf->weight >= (237ULL << 16) / 10 &&
+			      perf->weight <= (238ULL << 16) / 10,
+			      "weight %llu", perf->weight);
+	damon_perf_test_est_free(perf);
+
+	/*
+	 * a sample in each of 20 intervals, the regions laid out anew after
+	 * each, so that none has two: the weight stays at one page
+	 */
+	perf = damon_perf_test_est_ctx(test, pages, ARRAY_SIZE(pages), false);
+	for (k = 0; k < 20; k++) {
+		damon_perf_test_est_samples(perf, k % 3, 1);
+		damon_perf_update_hit(perf, &attrs);
+		KUNIT_EXPECT_EQ(test, DAMON_PERF_EST_ONE, perf->weight);
+		damon_perf_sync(perf, &attrs);
+		KUNIT_ASSERT_EQ(test, 3, damon_perf_view(perf));
+	}
 	damon_perf_test_est_free(perf);
 
 	/* denser than a sample a page: a sample is one page still */
-	perf = damon_perf_test_est_ctx(test, pages + 2, 1, false);
-	for (i = 0; i < 2 * DAMON_PERF_EST_REF_SAMPLES; i++)
-		damon_perf_count(perf, 0, (i % 2) * PAGE_SIZE);
+	perf = damon_perf_test_est_ctx(test, two, 1, false);
+	for (k = 0; k < 16; k++)
+		damon_perf_count(perf, 0, (k % 2) * PAGE_SIZE);
 	damon_perf_update_hit(perf, &attrs);
 	KUNIT_EXPECT_EQ(test, DAMON_PERF_EST_ONE, perf->weight);
 	damon_perf_test_est_free(perf);
+}
+
+/*
+ * Laid out anew, a region inherits the mean of the credits of the regions of
+ * the last layout it overlaps, weighed by the overlaps, those of its own
+ * target only; a region that overlaps none inherits nothing.
+ */
+static void damon_perf_test_inherit(struct kunit *test)
+{
+	static const struct damon_perf_carry carry[] = {
+		{ { 0, 8 * PAGE_SIZE }, 0, 10 << DAMON_PERF_EST_SHIFT },
+		{ { 8 * PAGE_SIZE, 12 * PAGE_SIZE }, 0,
+		  8 << DAMON_PERF_EST_SHIFT },
+		{ { 12 * PAGE_SIZE, 24 * PAGE_SIZE }, 0, 0 },
+		{ { 0, 8 * PAGE_SIZE }, 1, 3 << DAMON_PERF_EST_SHIFT },
+	};
+	struct damon_region r;
+	unsigned int cursor = 0;
+	u32 credit = 0;
+
+	/* half of a split region: its credit */
+	r.ar = (struct damon_addr_range){ 0, 4 * PAGE_SIZE };
+	KUNIT_EXPECT_TRUE(test, damon_perf_inherit(carry, ARRAY_SIZE(carry),
+						   0, &r, &cursor, &credit));
+	KUNIT_EXPECT_EQ(test, 10U << DAMON_PERF_EST_SHIFT, credit);
+	/* the other half, and a page of the next: (4 * 10 + 8) / 5 */
+	r.ar = (struct damon_addr_range){ 4 * PAGE_SIZE, 9 * PAGE_SIZE };
+	KUNIT_EXPECT_TRUE(test, damon_perf_inherit(carry, ARRAY_SIZE(carry),
+						   0, &r, &cursor, &credit));
+	KUNIT_EXPECT_EQ(test, (48U << DAMON_PERF_EST_SHIFT) / 5, credit);
+	/* the rest of the second merged with the third: 3 * 8 / 15 */
+	r.ar = (struct damon_addr_range){ 9 * PAGE_SIZE, 24 * PAGE_SIZE };
+	KUNIT_EXPECT_TRUE(test, damon_perf_inherit(carry, ARRAY_SIZE(carry),
+						   0, &r, &cursor, &credit));
+	KUNIT_EXPECT_EQ(test, (24U << DAMON_PERF_EST_SHIFT) / 15, credit);
+	/* beyond the last layout's regions of the target: none */
+	credit = 7;
+	r.ar = (struct damon_addr_range){ 24 * PAGE_SIZE, 30 * PAGE_SIZE };
+	KUNIT_EXPECT_FALSE(test, damon_perf_inherit(carry, ARRAY_SIZE(carry),
+						    0, &r, &cursor, &credit));
+	KUNIT_EXPECT_EQ(test, 7U, credit);
+	/* the next target's region at the same addresses: its own credit */
+	r.ar = (struct damon_addr_range){ 0, 8 * PAGE_SIZE };
+	KUNIT_EXPECT_TRUE(test, damon_perf_inherit(carry, ARRAY_SIZE(carry),
+						   1, &r, &cursor, &credit));
+	KUNIT_EXPECT_EQ(test, 3U << DAMON_PERF_EST_SHIFT, credit);
 }
 
 /*
@@ -1211,6 +1357,8 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_lazy_update),
 	KUNIT_CASE(damon_perf_test_estimate_exact),
 	KUNIT_CASE(damon_perf_test_estimate_sparse),
+	KUNIT_CASE(damon_perf_test_weigh),
+	KUNIT_CASE(damon_perf_test_inherit),
 	KUNIT_CASE(damon_perf_test_ring_order),
 	KUNIT_CASE(damon_perf_test_core_reads),
 	KUNIT_CASE(damon_perf_test_exclusive_pmu),
