@@ -1371,14 +1371,14 @@ static u64 damon_perf_credit_max(struct damon_attrs *attrs)
  * had samples of it or not (see damon_perf_age()).  Where every event is
  * sampled (@perf->exact), a sample is an access of a page of its own and
  * stands for that one page, and the count is the Accessed bit check's, in
- * expectation, with less spread.  A
- * sparse sampler's samples stand for more pages (see damon_perf_weigh()),
- * and a share of a small region may be worth many intervals: it counts the
- * region as accessed in as many of its next intervals, up to an
- * aggregation's (damon_perf_credit_max()), where a share of one interval at
- * most would count it once per sample, far below what the Accessed bit check
- * counts of a region all of whose pages are accessed.  The credit goes over
- * to the next layout of the regions (see damon_perf_build_view()).
+ * expectation, with less spread.  A sparse sampler's samples stand for more
+ * pages (see damon_perf_weigh()), and a share of a small region may be worth
+ * many intervals: it counts the region as accessed in as many of its next
+ * intervals, up to an aggregation's (damon_perf_credit_max()), where a share
+ * of one interval at most would count it once per sample, far below what the
+ * Accessed bit check counts of a region all of whose pages are accessed.
+ * The credit goes over to the next layout of the regions (see
+ * damon_perf_build_view()).
  */
 static unsigned int damon_perf_update_hit(struct damon_perf *perf,
 					  struct damon_attrs *attrs)
