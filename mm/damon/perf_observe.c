@@ -316,6 +316,18 @@ __damon_perf_ring_push(struct damon_perf_ring *ring,
 	return stored;
 }
 
+/*
+ * A push that found @ring full, of @occupancy: count and trace the drop, out
+ * of line, so that the tracepoint does not have every push set up a stack
+ * frame.  Returns false, for its caller to return.
+ */
+static noinline bool damon_perf_ring_full(struct damon_perf_ring *ring,
+					  unsigned long occupancy)
+{
+	damon_perf_obs_overflow(ring, occupancy);
+	return false;
+}
+
 /**
  * damon_perf_ring_push() - Store an access in the current CPU's ring.
  * @rings:	The rings of the context the access is for.
@@ -343,8 +355,7 @@ bool damon_perf_ring_push(struct damon_perf_ring __percpu *rings, u64 addr,
 			irq_work_queue(ring->kick);
 		return true;
 	}
-	damon_perf_obs_overflow(ring, occupancy);
-	return false;
+	return damon_perf_ring_full(ring, occupancy);
 }
 
 /*
