@@ -565,6 +565,19 @@ def moving_run(mode, move, moves, period=None, sample_us=SAMPLE_US):
     return wl, c1 - c0, t1 - t0, p1 - p0
 
 
+def unmonitored_run(move, moves):
+    """(pages, wall ns) of moving_run()'s workload with no kdamond: the
+    same span of the same part of its life, so that a monitored run's loss
+    is against what the workload does unmonitored over as long."""
+    wl = Workload(256, 16, 'fault', move)
+    try:
+        p0, t0 = wl.pages(), time.monotonic_ns()
+        time.sleep(move * moves)
+        return wl.pages() - p0, time.monotonic_ns() - t0
+    finally:
+        wl.stop()
+
+
 def exp_accuracy(a):
     move = 3 if a.quick else 6
     moves = 2 if a.quick else 4
@@ -593,11 +606,7 @@ def exp_sweep(a):
     moves = 1 if a.quick else 3
     sweep = {'ab': (5000,), 'pf': (1,)} if a.quick else SWEEP
     for rep in range(a.reps):
-        wl = Workload(256, 16, 'fault', move)
-        try:
-            none_pages, none_ns = unmonitored(a, wl)
-        finally:
-            wl.stop()
+        none_pages, none_ns = unmonitored_run(move, moves)
         for mode, settings in sweep.items():
             for setting in settings:
                 if mode == 'ab':
