@@ -1299,13 +1299,15 @@ static u64 damon_perf_pages(struct damon_perf *perf, unsigned int idx)
  * (L * f * P * T)^2, so the sum over the regions of S * (S - 1) / P, over
  * the sum of S, is about L * T times the mean of f over the samples, the
  * noise of S taking nothing from it.  The weight is T * sum(S) over
- * sum(S * (S - 1) / P): 1/L where the sampled regions are wholly accessed,
- * as DAMON's regions are once they have settled on the hot ones, and more
- * where they are only partly accessed.  Every sample counts, however sparse
- * the sampler: one region's samples of one interval, which may be too few
- * to tell a density, decide nothing alone.  The sums of earlier layouts of
- * the regions count too, each half as much as the next.  One page, the one
- * a sample hit, at least; kept until some region has two samples.
+ * sum(S * (S - 1) / P): 1/L where the sampled regions are accessed in full
+ * in every interval, and more where only a share of their pages is, each
+ * interval: the samples tell L * f, not L and f apart, and the densest
+ * regions count as accessed in every interval.  Every sample counts,
+ * however sparse the sampler: one region's samples of one interval, which
+ * may be too few to tell a density, decide nothing alone.  The sums of
+ * earlier layouts of the regions count too, each half as much as the next.
+ * One page, the one a sample hit, at least; kept until some region has two
+ * samples.
  */
 static void damon_perf_weigh(struct damon_perf *perf)
 {
