@@ -126,15 +126,17 @@
  * @page:	Page frame of the region's last record in the interval.
  * @samples:	Records of the region in the interval being drained, a record
  *		on the page of the one before it not counted; 0 if none.
- * @total:	@samples of the intervals since the regions were laid out.
+ * @total:	@samples of the intervals since the last damon_perf_sync().
  * @credit:	Shares the region has accumulated and not yet spent on
  *		intervals counted as accessed, in 1/DAMON_PERF_EST_ONE.
+ * @warm:	Whether the region is in &damon_perf->warm.
  */
 struct damon_perf_est {
 	unsigned long page;
 	u32 samples;
 	u32 total;
 	u32 credit;
+	bool warm;
 };
 
 /*
@@ -154,11 +156,14 @@ struct damon_perf_carry {
  * @tgid:	Thread group id of the target's process (virtual address).
  * @first:	Index of the target's first region in &damon_perf.regions.
  * @nr:		Number of the target's regions.
+ * @gen:	The target's &damon_target->regions_gen when its regions were
+ *		laid out.
  */
 struct damon_perf_target {
 	pid_t tgid;
 	unsigned int first;
 	unsigned int nr;
+	unsigned long gen;
 };
 
 /*
@@ -185,22 +190,31 @@ struct damon_perf_target {
  * @synced:	For each of @regions, the last sampling interval its access
  *		rate is up to date with.
  * @est:	For each of @regions, what the estimator knows of it.
+ * @warm:	Indices in @regions of the regions whose access rates an
+ *		interval without samples of them may change, @nr_warm of them
+ *		(see damon_perf_warm()).
  * @carry:	The credits of the last layout, @nr_carry of them, which the
  *		next one inherits (see damon_perf_build_view()).
- * @regions_cap: Capacity of @regions, @ranges, @hit, @synced, @est and
- *		@carry.
+ * @carry_ok:	Whether the view's regions are up to date, so that the next
+ *		layout may inherit their credits.
+ * @regions_cap: Capacity of @regions, @ranges, @hit, @synced, @est, @warm
+ *		and @carry.
  * @targets_cap: Capacity of @targets.
  * @now:	Sampling intervals checked since the start.
- * @laid_out:	@now when the regions were last laid out.
+ * @laid_out:	@now at the last damon_perf_sync(), since which @sq and
+ *		@nr_samples count.
  * @view_valid:	Whether @targets and @regions still lay out the regions.
+ * @view_check:	Whether DAMON core may have changed the regions since the
+ *		last access check, so that @view_valid is to be checked.
  * @exact:	Whether every event samples each of its events, so that each
  *		sample is an access of its own.
  * @weight:	Pages a sample stands for, in 1/DAMON_PERF_EST_ONE.
  * @sq:		Sum over the regions of total * (total - 1) / pages, of
  *		their &damon_perf_est->total, in 1/DAMON_PERF_EST_ONE.
  * @nr_samples:	Sum of the regions' &damon_perf_est->total.
- * @past_sq:	@sq of the earlier layouts, each weighing half the next.
- * @past_den:	@nr_samples times the intervals of each earlier layout,
+ * @past_sq:	@sq before @laid_out, each span between two syncs weighing
+ *		half the next.
+ * @past_den:	@nr_samples times the intervals of each span before @laid_out,
  *		likewise.
  * @rnd:	State of the random initial credits of the regions.
  * @commit_seen: Whether damon_commit_ctx() ran since the last access check.
@@ -236,13 +250,17 @@ struct damon_perf {
 	unsigned int nr_hit;
 	unsigned long *synced;
 	struct damon_perf_est *est;
+	unsigned int *warm;
+	unsigned int nr_warm;
 	struct damon_perf_carry *carry;
 	unsigned int nr_carry;
+	bool carry_ok;
 	unsigned int regions_cap;
 	unsigned int targets_cap;
 	unsigned long now;
 	unsigned long laid_out;
 	bool view_valid;
+	bool view_check;
 	bool exact;
 	u64 weight;
 	u64 sq;
@@ -625,14 +643,18 @@ static void damon_perf_free_view(struct damon_perf *perf)
 	kvfree(perf->hit);
 	kvfree(perf->synced);
 	kvfree(perf->est);
+	kvfree(perf->warm);
 	kvfree(perf->carry);
 	perf->regions = NULL;
 	perf->ranges = NULL;
 	perf->hit = NULL;
 	perf->synced = NULL;
 	perf->est = NULL;
+	perf->warm = NULL;
+	perf->nr_warm = 0;
 	perf->carry = NULL;
 	perf->nr_carry = 0;
+	perf->carry_ok = false;
 	perf->regions_cap = 0;
 	perf->view_valid = false;
 }
@@ -678,6 +700,74 @@ static bool damon_perf_inherit(const struct damon_perf_carry *carry,
 	return true;
 }
 
+/* The thread group id of the process of target @t, or 0 if it has none. */
+static pid_t damon_perf_tgid(struct damon_ctx *ctx, struct damon_target *t)
+{
+	struct task_struct *task;
+	pid_t tgid = 0;
+
+	if (!damon_target_has_pid(ctx))
+		return 0;
+	task = get_pid_task(t->pid, PIDTYPE_PID);
+	if (task) {
+		tgid = task_tgid_nr(task);
+		put_task_struct(task);
+	}
+	return tgid;
+}
+
+/*
+ * Whether an interval without samples of region @i of the view may change
+ * its access rate: it is counted as accessed while its credit lasts, and
+ * loses last_nr_accesses over the window from its moving sum in each
+ * interval it is not; and a region with a nr_accesses will have it as its
+ * last_nr_accesses once DAMON core ends the aggregation.  For the other
+ * regions, bringing the access rate up to date changes nothing: the
+ * regions' walks skip them (see damon_perf_sync()).
+ */
+static bool damon_perf_warm(struct damon_perf *perf, unsigned int i)
+{
+	struct damon_region *r = perf->regions[i];
+
+	return r->nr_accesses || r->last_nr_accesses ||
+		perf->est[i].credit >= DAMON_PERF_EST_ONE;
+}
+
+/* Add region @i of the view to the warm ones, if it is not there yet. */
+static void damon_perf_add_warm(struct damon_perf *perf, unsigned int i)
+{
+	if (perf->est[i].warm)
+		return;
+	perf->est[i].warm = true;
+	perf->warm[perf->nr_warm++] = i;
+}
+
+/*
+ * Keep the credits of the regions of the view, for the next layout to
+ * inherit, if damon_perf_sync() brought them up to date: the view still
+ * holds their ranges as they were, and their credits, however DAMON core
+ * changed the regions since.
+ */
+static void damon_perf_carry_over(struct damon_perf *perf)
+{
+	struct damon_perf_target *pt;
+	unsigned int i, t;
+
+	perf->nr_carry = 0;
+	if (!perf->carry_ok)
+		return;
+	for (t = 0; t < perf->nr_targets; t++) {
+		pt = &perf->targets[t];
+		for (i = pt->first; i < pt->first + pt->nr; i++) {
+			perf->carry[i].ar = perf->ranges[i];
+			perf->carry[i].target = t;
+			perf->carry[i].credit = perf->est[i].credit;
+		}
+	}
+	perf->nr_carry = perf->nr_regions;
+	perf->carry_ok = false;
+}
+
 /*
  * Lay out the targets and their regions, in address order, for binary
  * search.  Returns the number of regions, or a negative error code.
@@ -685,20 +775,24 @@ static bool damon_perf_inherit(const struct damon_perf_carry *carry,
  * Only while the view is not valid: the regions, then, are all up to date
  * with the last interval checked (see damon_perf_sync()).  Each region
  * inherits its credit from the regions of the last layout it overlaps, if
- * damon_perf_sync() kept theirs: DAMON core splits and merges the regions at
- * the end of every aggregation, and a credit that ended there would lose a
- * sparse sampler's shares of the aggregation's last intervals.
+ * damon_perf_sync() brought them up to date since they were laid out, which
+ * a commit and a watermarks pause forgo (see damon_perf_carry_over()): DAMON
+ * core splits and merges the regions at the end of every aggregation, and a
+ * credit that ended there would lose a sparse sampler's shares of the
+ * aggregation's last intervals.
  */
 static int damon_perf_build_view(struct damon_perf *perf)
 {
 	struct damon_ctx *ctx = perf->ctx;
-	bool has_pid = damon_target_has_pid(ctx);
-	struct damon_perf_carry *carry = perf->carry;
-	unsigned int nr_carry = perf->nr_carry, cursor = 0;
+	struct damon_perf_carry *carry;
+	unsigned int nr_carry, cursor = 0;
 	unsigned int nr_targets = 0, nr_regions = 0, i = 0;
 	struct damon_target *t;
 	struct damon_region *r;
 
+	damon_perf_carry_over(perf);
+	carry = perf->carry;
+	nr_carry = perf->nr_carry;
 	damon_for_each_target(t, ctx) {
 		nr_targets++;
 		nr_regions += damon_nr_regions(t);
@@ -726,10 +820,13 @@ static int damon_perf_build_view(struct damon_perf *perf)
 					GFP_KERNEL);
 		perf->est = kvcalloc(nr_regions, sizeof(*perf->est),
 				     GFP_KERNEL);
+		perf->warm = kvcalloc(nr_regions, sizeof(*perf->warm),
+				      GFP_KERNEL);
 		perf->carry = kvcalloc(nr_regions, sizeof(*perf->carry),
 				       GFP_KERNEL);
 		if (!perf->regions || !perf->ranges || !perf->hit ||
-		    !perf->synced || !perf->est || !perf->carry) {
+		    !perf->synced || !perf->est || !perf->warm ||
+		    !perf->carry) {
 			damon_perf_free_view(perf);
 			kvfree(carry);
 			return -ENOMEM;
@@ -737,30 +834,16 @@ static int damon_perf_build_view(struct damon_perf *perf)
 		perf->regions_cap = nr_regions;
 	}
 	perf->nr_hit = 0;
-
-	/* the last layout's samples weigh half as much from here on */
-	perf->past_sq = (perf->past_sq + perf->sq) / 2;
-	perf->past_den = (perf->past_den + perf->nr_samples *
-			  (perf->now - perf->laid_out)) / 2;
-	perf->sq = 0;
-	perf->nr_samples = 0;
-	perf->laid_out = perf->now;
+	perf->nr_warm = 0;
 
 	perf->nr_targets = 0;
 	damon_for_each_target(t, ctx) {
 		struct damon_perf_target *pt = &perf->targets[perf->nr_targets++];
-		struct task_struct *task;
 
-		pt->tgid = 0;
-		if (has_pid) {
-			task = get_pid_task(t->pid, PIDTYPE_PID);
-			if (task) {
-				pt->tgid = task_tgid_nr(task);
-				put_task_struct(task);
-			}
-		}
+		pt->tgid = damon_perf_tgid(ctx, t);
 		pt->first = i;
 		pt->nr = damon_nr_regions(t);
+		pt->gen = t->regions_gen;
 		damon_for_each_region(r, t) {
 			struct damon_perf_est *est = &perf->est[i];
 
@@ -774,7 +857,11 @@ static int damon_perf_build_view(struct damon_perf *perf)
 				est->credit = prandom_u32_state(&perf->rnd) %
 					DAMON_PERF_EST_ONE;
 			perf->ranges[i] = r->ar;
-			perf->regions[i++] = r;
+			perf->regions[i] = r;
+			est->warm = false;
+			if (damon_perf_warm(perf, i))
+				damon_perf_add_warm(perf, i);
+			i++;
 		}
 	}
 	if (carry != perf->carry)
@@ -782,12 +869,49 @@ static int damon_perf_build_view(struct damon_perf *perf)
 	perf->nr_carry = 0;
 	perf->nr_regions = nr_regions;
 	perf->view_valid = true;
+	perf->view_check = false;
 	return nr_regions;
 }
 
-/* The drain's view of the regions, laid out anew if it is not valid. */
+/*
+ * Whether the view still lays out the regions, after DAMON core had them:
+ * the same targets, none of whose regions were added, removed or resized.
+ * Each target's process is looked up again, in case it exited.
+ */
+static bool damon_perf_view_holds(struct damon_perf *perf)
+{
+	struct damon_ctx *ctx = perf->ctx;
+	struct damon_perf_target *pt;
+	struct damon_target *t;
+	unsigned int i = 0;
+
+	damon_for_each_target(t, ctx) {
+		if (i == perf->nr_targets)
+			return false;
+		pt = &perf->targets[i++];
+		if (pt->gen != t->regions_gen)
+			return false;
+	}
+	if (i != perf->nr_targets)
+		return false;
+	i = 0;
+	damon_for_each_target(t, ctx)
+		perf->targets[i++].tgid = damon_perf_tgid(ctx, t);
+	return true;
+}
+
+/*
+ * The drain's view of the regions, laid out anew if it is not valid.  While
+ * DAMON core leaves the regions as they are, as it does at one region a page,
+ * which it can neither split nor merge, the view is kept, and the regions'
+ * credits with it: laid out anew, each region would inherit its own.
+ */
 static int damon_perf_view(struct damon_perf *perf)
 {
+	if (perf->view_valid && perf->view_check) {
+		perf->view_check = false;
+		perf->view_valid = damon_perf_view_holds(perf);
+	}
 	if (perf->view_valid)
 		return perf->nr_regions;
 	return damon_perf_build_view(perf);
@@ -1294,8 +1418,9 @@ static u64 damon_perf_pages(struct damon_perf *perf, unsigned int idx)
  *
  * Say a sampler takes on average L samples a page of the pages accessed in
  * an interval, 1/L the weight, and a region of P pages has a share f of
- * them accessed: its samples since the regions were laid out, T intervals
- * ago, are S, about Poisson(L * f * P * T).  Then E[S * (S - 1)] is
+ * them accessed: its samples since DAMON core last read the regions (see
+ * damon_perf_sync()), T intervals ago, are S, about
+ * Poisson(L * f * P * T).  Then E[S * (S - 1)] is
  * (L * f * P * T)^2, so the sum over the regions of S * (S - 1) / P, over
  * the sum of S, is about L * T times the mean of f over the samples, the
  * noise of S taking nothing from it.  The weight is T * sum(S) over
@@ -1304,8 +1429,8 @@ static u64 damon_perf_pages(struct damon_perf *perf, unsigned int idx)
  * interval: the samples tell L * f, not L and f apart, and the densest
  * regions count as accessed in every interval.  Every sample counts,
  * however sparse the sampler: one region's samples of one interval, which
- * may be too few to tell a density, decide nothing alone.  The sums of
- * earlier layouts of the regions count too, each half as much as the next.
+ * may be too few to tell a density, decide nothing alone.  The sums of the
+ * spans between earlier reads count too, each half as much as the next.
  * One page, the one a sample hit, at least; kept until some region has two
  * samples.
  */
@@ -1321,7 +1446,7 @@ static void damon_perf_weigh(struct damon_perf *perf)
 		est = &perf->est[perf->hit[i]];
 		a = est->total;
 		b = min_t(u64, a + est->samples, DAMON_PERF_EST_TOTAL_MAX);
-		/* a layout's first samples are enough to weigh it */
+		/* a span's first samples are enough to weigh it */
 		if (perf->nr_samples + b - a > DAMON_PERF_EST_LAYOUT_MAX)
 			break;
 		/* b * (b - 1) - a * (a - 1), which is 0 for b = 1 */
@@ -1400,6 +1525,7 @@ static unsigned int damon_perf_update_hit(struct damon_perf *perf,
 		share = div64_u64(min_t(u64, est->samples, pages) *
 				  perf->weight, pages);
 		est->samples = 0;
+		damon_perf_add_warm(perf, idx);
 		/* the intervals before this one spend the credit first */
 		damon_perf_age(perf, idx, now - 1, attrs);
 		credit = min(est->credit + share, credit_max);
@@ -1418,32 +1544,47 @@ static unsigned int damon_perf_update_hit(struct damon_perf *perf,
 }
 
 /*
- * Bring every region up to date with the last interval checked, keep what
- * is left of their credits for the next layout, and drop the view, which
- * DAMON core may change from here on.  Returns the highest
- * &damon_region->nr_accesses of the regions.
+ * Bring every region up to date with the last interval checked, walking the
+ * warm ones only (the others are, see damon_perf_warm()), let the next
+ * layout inherit what is left of their credits (damon_perf_carry_over()),
+ * and have the next drain check the view, as DAMON core may change the
+ * regions from here on.  The samples counted so far weigh half as much from
+ * here on, whether the regions are laid out anew or not (see
+ * damon_perf_weigh()).  Returns the highest &damon_region->nr_accesses of
+ * the regions.
  */
 static unsigned int damon_perf_sync(struct damon_perf *perf,
 				    struct damon_attrs *attrs)
 {
-	unsigned int max_nr_accesses = 0, i, t;
-	struct damon_perf_target *pt;
+	unsigned int max_nr_accesses = 0, nr_warm = 0, w, i;
 
 	if (!perf->view_valid)
 		return 0;
-	for (t = 0; t < perf->nr_targets; t++) {
-		pt = &perf->targets[t];
-		for (i = pt->first; i < pt->first + pt->nr; i++) {
-			damon_perf_age(perf, i, perf->now, attrs);
-			max_nr_accesses = max(perf->regions[i]->nr_accesses,
-					      max_nr_accesses);
-			perf->carry[i].ar = perf->ranges[i];
-			perf->carry[i].target = t;
-			perf->carry[i].credit = perf->est[i].credit;
-		}
+	for (w = 0; w < perf->nr_warm; w++) {
+		i = perf->warm[w];
+		damon_perf_age(perf, i, perf->now, attrs);
+		max_nr_accesses = max(perf->regions[i]->nr_accesses,
+				      max_nr_accesses);
+		/* only a sampled region, which is warm, has a total */
+		perf->est[i].total = 0;
+		if (damon_perf_warm(perf, i))
+			perf->warm[nr_warm++] = i;
+		else
+			perf->est[i].warm = false;
 	}
-	perf->nr_carry = perf->nr_regions;
-	perf->view_valid = false;
+	perf->nr_warm = nr_warm;
+	perf->carry_ok = true;
+	perf->view_check = true;
+
+	/* a sync right after another, as of a commit, starts no new span */
+	if (perf->now == perf->laid_out)
+		return max_nr_accesses;
+	perf->past_sq = (perf->past_sq + perf->sq) / 2;
+	perf->past_den = (perf->past_den + perf->nr_samples *
+			  (perf->now - perf->laid_out)) / 2;
+	perf->sq = 0;
+	perf->nr_samples = 0;
+	perf->laid_out = perf->now;
 	return max_nr_accesses;
 }
 
@@ -1525,7 +1666,8 @@ void damon_perf_sync_regions(struct damon_ctx *ctx)
 		return;
 	damon_perf_sync(perf, &ctx->attrs);
 	/* the commit may change the targets: no credit goes over */
-	perf->nr_carry = 0;
+	perf->carry_ok = false;
+	perf->view_valid = false;
 	perf->commit_seen = true;
 }
 
@@ -2329,7 +2471,11 @@ void damon_perf_resume(struct damon_ctx *ctx)
 	if (!perf || !perf->paused)
 		return;
 	perf->paused = false;
-	/* every region is up to date: no access check ran in the pause */
+	/*
+	 * every region is up to date: no access check ran in the pause; and no
+	 * credit earned before it counts after it
+	 */
+	perf->carry_ok = false;
 	perf->view_valid = false;
 	damon_perf_enable(ctx);
 }

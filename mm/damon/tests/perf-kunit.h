@@ -303,7 +303,7 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 			continue;
 		nr_reads++;
 		max_lazy = damon_perf_sync(perf, &attrs);
-		KUNIT_EXPECT_FALSE(test, perf->view_valid);
+		KUNIT_EXPECT_TRUE(test, perf->view_check);
 		KUNIT_EXPECT_EQ(test, max_eager, max_lazy);
 		i = 0;
 		ok = true;
@@ -326,7 +326,12 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 				eager[i++].nr_accesses = 0;
 			}
 		}
-		/* the same regions laid out again keep their credits */
+		/*
+		 * the same regions keep their credits, whether the view is
+		 * kept or, as if DAMON core had changed them, laid out again
+		 */
+		if (nr_reads % 2)
+			t->regions_gen++;
 		KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
 		for (i = 0; i < NR; i++)
 			ok &= perf->est[i].credit == credit[i];
@@ -335,6 +340,196 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 			break;
 	}
 	KUNIT_EXPECT_GT(test, nr_reads, INTERVALS / AGGR);
+	damon_perf_free_view(perf);
+	kfree(perf->targets);
+	damon_destroy_ctx(ctx);
+}
+
+/*
+ * The view is kept after a sync while DAMON core leaves the regions alone,
+ * and laid out anew, with the new address ranges, once it changes them.  A
+ * mark in the view's copy of the first region's start tells which: a kept
+ * view keeps it, and one laid out anew copies the region's start again.
+ * Laid out anew, a region inherits the credit its range had.
+ */
+static void damon_perf_test_view_kept(struct kunit *test)
+{
+	struct damon_attrs attrs = {
+		.sample_interval = 5000,
+		.aggr_interval = 100000,
+	};
+	struct damon_addr_range range = { 0, 12 * PAGE_SIZE };
+	const u32 mark = DAMON_PERF_EST_ONE / 3;
+	struct damon_perf_record rec = {};
+	struct damon_region *r, *next;
+	struct damon_perf *perf;
+	struct damon_target *t;
+	struct damon_ctx *ctx;
+	unsigned int i;
+
+	perf = kunit_kzalloc(test, sizeof(*perf), GFP_KERNEL);
+	ctx = damon_new_ctx();
+	t = damon_new_target();
+	KUNIT_ASSERT_TRUE(test, perf && ctx && t);
+	damon_add_target(ctx, t);
+	for (i = 0; i < 3; i++) {
+		r = damon_new_region(i * 4 * PAGE_SIZE,
+				     (i + 1) * 4 * PAGE_SIZE);
+		KUNIT_ASSERT_NOT_NULL(test, r);
+		damon_add_region(r, t);
+	}
+	perf->ctx = ctx;
+	/* one target, whose process the records need not match */
+	perf->phys = true;
+	perf->exact = true;
+	perf->weight = DAMON_PERF_EST_ONE;
+	KUNIT_ASSERT_EQ(test, 3, damon_perf_view(perf));
+	for (i = 0; i < 3; i++)
+		perf->est[i].credit = 0;
+
+	/* the ranges the regions have already: kept */
+	damon_perf_sync(perf, &attrs);
+	damon_set_regions(t, &range, 1);
+	perf->ranges[0].start = 1;
+	KUNIT_EXPECT_EQ(test, 3, damon_perf_view(perf));
+	KUNIT_EXPECT_EQ(test, 1UL, perf->ranges[0].start);
+	perf->ranges[0].start = 0;
+
+	/* the last region grows: laid out anew, its new end found */
+	damon_perf_sync(perf, &attrs);
+	range.end = 16 * PAGE_SIZE;
+	damon_set_regions(t, &range, 1);
+	perf->ranges[0].start = 1;
+	perf->est[2].credit = mark;
+	KUNIT_EXPECT_EQ(test, 3, damon_perf_view(perf));
+	KUNIT_EXPECT_EQ(test, 0UL, perf->ranges[0].start);
+	KUNIT_EXPECT_EQ(test, mark, perf->est[2].credit);
+	rec.addr = 14 * PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, 2, damon_perf_match(perf, &rec));
+
+	/* a region split in two, as DAMON core splits one: laid out anew */
+	damon_perf_sync(perf, &attrs);
+	r = damon_first_region(t);
+	next = damon_new_region(2 * PAGE_SIZE, r->ar.end);
+	KUNIT_ASSERT_NOT_NULL(test, next);
+	r->ar.end = next->ar.start;
+	damon_insert_region(next, r, damon_next_region(r), t);
+	KUNIT_EXPECT_EQ(test, 4, damon_perf_view(perf));
+	rec.addr = 3 * PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, 1, damon_perf_match(perf, &rec));
+
+	/* two merged into one: laid out anew */
+	damon_perf_sync(perf, &attrs);
+	r->ar.end = next->ar.end;
+	damon_destroy_region(next, t);
+	KUNIT_EXPECT_EQ(test, 3, damon_perf_view(perf));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_match(perf, &rec));
+
+	/* a commit may change the targets: laid out anew, without credits */
+	for (i = 0; i < 3; i++)
+		perf->est[i].credit = 5 << DAMON_PERF_EST_SHIFT;
+	ctx->perf = perf;
+	damon_perf_sync_regions(ctx);
+	ctx->perf = NULL;
+	KUNIT_EXPECT_EQ(test, 3, damon_perf_view(perf));
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_LT(test, perf->est[i].credit, DAMON_PERF_EST_ONE);
+
+	damon_perf_free_view(perf);
+	kfree(perf->targets);
+	damon_destroy_ctx(ctx);
+}
+
+/* As kdamond_reset_aggregated() does at the end of an aggregation. */
+static void damon_perf_test_reset_aggregated(struct damon_target *t)
+{
+	struct damon_region *r;
+
+	damon_for_each_region(r, t) {
+		r->last_nr_accesses = r->nr_accesses;
+		r->nr_accesses = 0;
+	}
+}
+
+/*
+ * A sync walks the warm regions only: those sampled since the last, those
+ * with a credit worth an interval, and those whose last_nr_accesses or
+ * nr_accesses is not zero.  A region leaves them once neither is, and
+ * counts from where it was when sampled again, aggregations later.
+ */
+static void damon_perf_test_warm(struct kunit *test)
+{
+	enum { NR = 8, AGGR = 20 };
+	struct damon_attrs attrs = {
+		.sample_interval = 5000,
+		.aggr_interval = 5000 * AGGR,
+	};
+	struct damon_perf *perf;
+	struct damon_target *t;
+	struct damon_region *r;
+	struct damon_ctx *ctx;
+	unsigned int i, k;
+
+	perf = kunit_kzalloc(test, sizeof(*perf), GFP_KERNEL);
+	ctx = damon_new_ctx();
+	t = damon_new_target();
+	KUNIT_ASSERT_TRUE(test, perf && ctx && t);
+	damon_add_target(ctx, t);
+	for (i = 0; i < NR; i++) {
+		r = damon_new_region(i * PAGE_SIZE, (i + 1) * PAGE_SIZE);
+		KUNIT_ASSERT_NOT_NULL(test, r);
+		if (i == 3) {
+			r->last_nr_accesses = 5;
+			r->nr_accesses_bp = 50000;
+		}
+		damon_add_region(r, t);
+	}
+	perf->ctx = ctx;
+	perf->exact = true;
+	perf->weight = DAMON_PERF_EST_ONE;
+	KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
+	for (i = 0; i < NR; i++)
+		perf->est[i].credit = 0;
+	KUNIT_EXPECT_EQ(test, 1U, perf->nr_warm);
+
+	/* region 5 sampled in each of 10 intervals */
+	for (k = 0; k < 10; k++) {
+		damon_perf_count(perf, 5, perf->ranges[5].start);
+		damon_perf_update_hit(perf, &attrs);
+	}
+	KUNIT_EXPECT_EQ(test, 2U, perf->nr_warm);
+	KUNIT_EXPECT_EQ(test, 10U, damon_perf_sync(perf, &attrs));
+	/* 50000 less 10 intervals of 5 * 10000 / 20 */
+	KUNIT_EXPECT_EQ(test, 25000U, perf->regions[3]->nr_accesses_bp);
+	KUNIT_EXPECT_EQ(test, 100000U, perf->regions[5]->nr_accesses_bp);
+	KUNIT_EXPECT_EQ(test, 2U, perf->nr_warm);
+
+	/* an aggregation without samples: region 3 cools, 5 stays warm */
+	damon_perf_test_reset_aggregated(t);
+	KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
+	for (k = 0; k < AGGR; k++)
+		damon_perf_update_hit(perf, &attrs);
+	damon_perf_sync(perf, &attrs);
+	KUNIT_EXPECT_EQ(test, 1U, perf->nr_warm);
+	KUNIT_EXPECT_EQ(test, 0U, perf->regions[5]->nr_accesses_bp);
+	KUNIT_EXPECT_EQ(test, 25000U, perf->regions[3]->nr_accesses_bp);
+
+	/* and another: none is warm */
+	damon_perf_test_reset_aggregated(t);
+	KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
+	for (k = 0; k < AGGR; k++)
+		damon_perf_update_hit(perf, &attrs);
+	damon_perf_sync(perf, &attrs);
+	KUNIT_EXPECT_EQ(test, 0U, perf->nr_warm);
+
+	/* region 3 sampled again: its moving sum goes on from 25000 */
+	damon_perf_test_reset_aggregated(t);
+	KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
+	damon_perf_count(perf, 3, perf->ranges[3].start);
+	KUNIT_EXPECT_EQ(test, 1U, damon_perf_update_hit(perf, &attrs));
+	KUNIT_EXPECT_EQ(test, 35000U, perf->regions[3]->nr_accesses_bp);
+	KUNIT_EXPECT_EQ(test, 1U, perf->nr_warm);
+
 	damon_perf_free_view(perf);
 	kfree(perf->targets);
 	damon_destroy_ctx(ctx);
@@ -506,9 +701,9 @@ static bool damon_perf_test_weight_near(u64 weight, u64 pages)
 
 /*
  * A sparse sampler's weight is learnt from every sampled region: T times
- * their samples over the sum of S * (S - 1) / pages of each; a layout's
- * sums weigh half as much once the regions are laid out again; one page a
- * sample at least, and kept while no region has two samples.
+ * their samples over the sum of S * (S - 1) / pages of each; the sums
+ * before a sync weigh half as much after it; one page a sample at least,
+ * and kept while no region has two samples.
  */
 static void damon_perf_test_weigh(struct kunit *test)
 {
@@ -532,7 +727,7 @@ static void damon_perf_test_weigh(struct kunit *test)
 			      damon_perf_test_weight_near(perf->weight, 20),
 			      "weight %llu", perf->weight);
 	/*
-	 * laid out again, 40 intervals of 25: (20000 / 2 + 40 * 1000) /
+	 * after a sync, 40 intervals of 25: (20000 / 2 + 40 * 1000) /
 	 * (1000 / 2 + 1000), 33.3 pages a sample
 	 */
 	damon_perf_sync(perf, &attrs);
@@ -564,8 +759,8 @@ static void damon_perf_test_weigh(struct kunit *test)
 	damon_perf_test_est_free(perf);
 
 	/*
-	 * a sample in each of 20 intervals, the regions laid out anew after
-	 * each, so that none has two: the weight stays at one page
+	 * a sample in each of 20 intervals, a sync after each, so that no
+	 * region has two: the weight stays at one page
 	 */
 	perf = damon_perf_test_est_ctx(test, pages, ARRAY_SIZE(pages), false);
 	for (k = 0; k < 20; k++) {
@@ -1355,6 +1550,8 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_match),
 	KUNIT_CASE(damon_perf_test_drain_modes),
 	KUNIT_CASE(damon_perf_test_lazy_update),
+	KUNIT_CASE(damon_perf_test_view_kept),
+	KUNIT_CASE(damon_perf_test_warm),
 	KUNIT_CASE(damon_perf_test_estimate_exact),
 	KUNIT_CASE(damon_perf_test_estimate_sparse),
 	KUNIT_CASE(damon_perf_test_weigh),
