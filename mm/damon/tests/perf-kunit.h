@@ -452,6 +452,25 @@ static void damon_perf_test_reset_aggregated(struct damon_target *t)
 }
 
 /*
+ * DAMON core ends an aggregation, and the next one's @nr intervals pass
+ * without samples, up to the sync at its end.
+ */
+static void damon_perf_test_idle_aggr(struct kunit *test,
+				      struct damon_perf *perf,
+				      struct damon_target *t,
+				      struct damon_attrs *attrs,
+				      unsigned int nr)
+{
+	unsigned int k;
+
+	damon_perf_test_reset_aggregated(t);
+	KUNIT_ASSERT_EQ(test, (int)perf->nr_regions, damon_perf_view(perf));
+	for (k = 0; k < nr; k++)
+		damon_perf_update_hit(perf, attrs);
+	damon_perf_sync(perf, attrs);
+}
+
+/*
  * A sync walks the warm regions only: those sampled since the last, those
  * with a credit worth an interval, and those whose last_nr_accesses or
  * nr_accesses is not zero.  A region leaves them once neither is, and
@@ -505,21 +524,13 @@ static void damon_perf_test_warm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 2U, perf->nr_warm);
 
 	/* an aggregation without samples: region 3 cools, 5 stays warm */
-	damon_perf_test_reset_aggregated(t);
-	KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
-	for (k = 0; k < AGGR; k++)
-		damon_perf_update_hit(perf, &attrs);
-	damon_perf_sync(perf, &attrs);
+	damon_perf_test_idle_aggr(test, perf, t, &attrs, AGGR);
 	KUNIT_EXPECT_EQ(test, 1U, perf->nr_warm);
 	KUNIT_EXPECT_EQ(test, 0U, perf->regions[5]->nr_accesses_bp);
 	KUNIT_EXPECT_EQ(test, 25000U, perf->regions[3]->nr_accesses_bp);
 
 	/* and another: none is warm */
-	damon_perf_test_reset_aggregated(t);
-	KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
-	for (k = 0; k < AGGR; k++)
-		damon_perf_update_hit(perf, &attrs);
-	damon_perf_sync(perf, &attrs);
+	damon_perf_test_idle_aggr(test, perf, t, &attrs, AGGR);
 	KUNIT_EXPECT_EQ(test, 0U, perf->nr_warm);
 
 	/* region 3 sampled again: its moving sum goes on from 25000 */
