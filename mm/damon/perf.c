@@ -1558,7 +1558,12 @@ static unsigned int damon_perf_sync(struct damon_perf *perf,
 {
 	unsigned int max_nr_accesses = 0, nr_warm = 0, w, i;
 
-	if (!perf->view_valid)
+	/*
+	 * with no check since the last sync, as for a commit right after an
+	 * aggregation's end, every region is up to date, and DAMON core may
+	 * have freed some of those the view names
+	 */
+	if (!perf->view_valid || perf->view_check)
 		return 0;
 	for (w = 0; w < perf->nr_warm; w++) {
 		i = perf->warm[w];
@@ -1576,7 +1581,7 @@ static unsigned int damon_perf_sync(struct damon_perf *perf,
 	perf->carry_ok = true;
 	perf->view_check = true;
 
-	/* a sync right after another, as of a commit, starts no new span */
+	/* a span in which no interval was checked yet goes on */
 	if (perf->now == perf->laid_out)
 		return max_nr_accesses;
 	perf->past_sq = (perf->past_sq + perf->sq) / 2;

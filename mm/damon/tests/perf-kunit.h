@@ -414,14 +414,23 @@ static void damon_perf_test_view_kept(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, next);
 	r->ar.end = next->ar.start;
 	damon_insert_region(next, r, damon_next_region(r), t);
+	/* accessed in the last aggregation, so that syncs would age it */
+	next->last_nr_accesses = 1;
 	KUNIT_EXPECT_EQ(test, 4, damon_perf_view(perf));
 	rec.addr = 3 * PAGE_SIZE;
 	KUNIT_EXPECT_EQ(test, 1, damon_perf_match(perf, &rec));
 
-	/* two merged into one: laid out anew */
+	/*
+	 * two merged into one: laid out anew; a sync before that, as of a
+	 * commit after DAMON core merged them, reads no region (the view still
+	 * names the freed one) and finds none accessed
+	 */
 	damon_perf_sync(perf, &attrs);
 	r->ar.end = next->ar.end;
+	r->nr_accesses = 7;
 	damon_destroy_region(next, t);
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_sync(perf, &attrs));
+	r->nr_accesses = 0;
 	KUNIT_EXPECT_EQ(test, 3, damon_perf_view(perf));
 	KUNIT_EXPECT_EQ(test, 0, damon_perf_match(perf, &rec));
 
