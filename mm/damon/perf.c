@@ -193,8 +193,8 @@ struct damon_perf_target {
  * @warm:	Indices in @regions of the regions whose access rates an
  *		interval without samples of them may change, @nr_warm of them
  *		(see damon_perf_warm()).
- * @carry:	The credits of the last layout, @nr_carry of them, which the
- *		next one inherits (see damon_perf_build_view()).
+ * @carry:	The credits of the last layout, which the next one inherits
+ *		(see damon_perf_carry_over()).
  * @carry_ok:	Whether the view's regions are up to date, so that the next
  *		layout may inherit their credits.
  * @regions_cap: Capacity of @regions, @ranges, @hit, @synced, @est, @warm
@@ -253,7 +253,6 @@ struct damon_perf {
 	unsigned int *warm;
 	unsigned int nr_warm;
 	struct damon_perf_carry *carry;
-	unsigned int nr_carry;
 	bool carry_ok;
 	unsigned int regions_cap;
 	unsigned int targets_cap;
@@ -653,7 +652,6 @@ static void damon_perf_free_view(struct damon_perf *perf)
 	perf->warm = NULL;
 	perf->nr_warm = 0;
 	perf->carry = NULL;
-	perf->nr_carry = 0;
 	perf->carry_ok = false;
 	perf->regions_cap = 0;
 	perf->view_valid = false;
@@ -743,19 +741,18 @@ static void damon_perf_add_warm(struct damon_perf *perf, unsigned int i)
 }
 
 /*
- * Keep the credits of the regions of the view, for the next layout to
- * inherit, if damon_perf_sync() brought them up to date: the view still
+ * Keep the credits of the regions of the view in @carry, for the next layout
+ * to inherit, if damon_perf_sync() brought them up to date: the view still
  * holds their ranges as they were, and their credits, however DAMON core
- * changed the regions since.
+ * changed the regions since.  Returns the number of credits kept.
  */
-static void damon_perf_carry_over(struct damon_perf *perf)
+static unsigned int damon_perf_carry_over(struct damon_perf *perf)
 {
 	struct damon_perf_target *pt;
 	unsigned int i, t;
 
-	perf->nr_carry = 0;
 	if (!perf->carry_ok)
-		return;
+		return 0;
 	for (t = 0; t < perf->nr_targets; t++) {
 		pt = &perf->targets[t];
 		for (i = pt->first; i < pt->first + pt->nr; i++) {
@@ -764,8 +761,19 @@ static void damon_perf_carry_over(struct damon_perf *perf)
 			perf->carry[i].credit = perf->est[i].credit;
 		}
 	}
-	perf->nr_carry = perf->nr_regions;
 	perf->carry_ok = false;
+	return perf->nr_regions;
+}
+
+/* What the view's arrays, as damon_perf_build_view() allocates them, take. */
+static unsigned long damon_perf_view_bytes(const struct damon_perf *perf)
+{
+	return perf->targets_cap * sizeof(*perf->targets) +
+		perf->regions_cap * (sizeof(*perf->regions) +
+				     sizeof(*perf->ranges) +
+				     sizeof(*perf->hit) + sizeof(*perf->synced) +
+				     sizeof(*perf->est) + sizeof(*perf->warm) +
+				     sizeof(*perf->carry));
 }
 
 /*
@@ -790,9 +798,8 @@ static int damon_perf_build_view(struct damon_perf *perf)
 	struct damon_target *t;
 	struct damon_region *r;
 
-	damon_perf_carry_over(perf);
+	nr_carry = damon_perf_carry_over(perf);
 	carry = perf->carry;
-	nr_carry = perf->nr_carry;
 	damon_for_each_target(t, ctx) {
 		nr_targets++;
 		nr_regions += damon_nr_regions(t);
@@ -833,6 +840,7 @@ static int damon_perf_build_view(struct damon_perf *perf)
 		}
 		perf->regions_cap = nr_regions;
 	}
+	damon_perf_obs_view(&perf->obs, damon_perf_view_bytes(perf));
 	perf->nr_hit = 0;
 	perf->nr_warm = 0;
 
@@ -866,7 +874,6 @@ static int damon_perf_build_view(struct damon_perf *perf)
 	}
 	if (carry != perf->carry)
 		kvfree(carry);
-	perf->nr_carry = 0;
 	perf->nr_regions = nr_regions;
 	perf->view_valid = true;
 	perf->view_check = false;
@@ -891,13 +898,10 @@ static bool damon_perf_view_holds(struct damon_perf *perf)
 		pt = &perf->targets[i++];
 		if (pt->gen != t->regions_gen)
 			return false;
+		/* a relayout looks every process up again anyway */
+		pt->tgid = damon_perf_tgid(ctx, t);
 	}
-	if (i != perf->nr_targets)
-		return false;
-	i = 0;
-	damon_for_each_target(t, ctx)
-		perf->targets[i++].tgid = damon_perf_tgid(ctx, t);
-	return true;
+	return i == perf->nr_targets;
 }
 
 /*

@@ -416,6 +416,10 @@ unsigned int damon_perf_ring_consume(struct damon_perf_ring __percpu *rings,
  * @illegal:	State changes that were refused as illegal.
  * @capacity:	Capacity of the largest rings allocated to count here, in
  *		records.
+ * @ring_bytes:	Memory of the largest rings of a context counting here, in
+ *		bytes: the slots and the ring of each possible CPU.
+ * @view_bytes:	Memory of the largest view of the regions a context counting
+ *		here has laid out, in bytes (see damon_perf_obs_view()).
  *
  * Every context counts in the live set, which perf_stats shows; the KUnit
  * tests count in sets of their own (damon_perf_obs_kunit_isolate()), so
@@ -425,6 +429,8 @@ struct damon_perf_obs_stats {
 	struct damon_perf_obs_cpu __percpu *cpus;
 	atomic64_t illegal;
 	atomic_long_t capacity;
+	atomic_long_t ring_bytes;
+	atomic_long_t view_bytes;
 };
 
 static DEFINE_PER_CPU(struct damon_perf_obs_cpu, damon_perf_obs_cpus);
@@ -434,6 +440,8 @@ static struct damon_perf_obs_stats damon_perf_obs_live = {
 	.cpus = &damon_perf_obs_cpus,
 	.illegal = ATOMIC64_INIT(0),
 	.capacity = ATOMIC_LONG_INIT(0),
+	.ring_bytes = ATOMIC_LONG_INIT(0),
+	.view_bytes = ATOMIC_LONG_INIT(0),
 };
 
 static const char * const damon_perf_st_names[NR_DAMON_PERF_STS] = {
@@ -843,15 +851,41 @@ static void damon_perf_obs_overflow(struct damon_perf_ring *ring,
 				       this_cpu_read(cpus->overflow));
 }
 
-/* Note rings of @capacity records counting in @obs's set. */
+/* Raise @max to @val, if it is below. */
+static void damon_perf_obs_max(atomic_long_t *max, long val)
+{
+	long old = atomic_long_read(max);
+
+	while (old < val && !atomic_long_try_cmpxchg(max, &old, val))
+		;
+}
+
+/*
+ * Note rings of @capacity records counting in @obs's set: one for each
+ * possible CPU, as damon_perf_rings_alloc() allocates them.
+ */
 static void damon_perf_obs_capacity(const struct damon_perf_obs *obs,
 				    unsigned long capacity)
 {
-	atomic_long_t *max = &obs->stats->capacity;
-	long old = atomic_long_read(max);
+	damon_perf_obs_max(&obs->stats->capacity, capacity);
+	damon_perf_obs_max(&obs->stats->ring_bytes, num_possible_cpus() *
+			   (capacity * sizeof(struct damon_perf_record) +
+			    sizeof(struct damon_perf_ring)));
+}
 
-	while (old < capacity && !atomic_long_try_cmpxchg(max, &old, capacity))
-		;
+/**
+ * damon_perf_obs_view() - Note the memory of a context's view of its regions.
+ * @obs:	Observation state of the context.
+ * @bytes:	What the view's arrays take, in bytes, as allocated.
+ *
+ * perf_stats shows the largest view since boot.  A view laid out without
+ * observation state, as the KUnit tests of the drain lay one out, is not
+ * counted.
+ */
+void damon_perf_obs_view(struct damon_perf_obs *obs, unsigned long bytes)
+{
+	if (obs->stats)
+		damon_perf_obs_max(&obs->stats->view_bytes, bytes);
 }
 
 /**
@@ -1067,6 +1101,9 @@ static int damon_perf_stats_show(struct seq_file *m, void *unused)
 		   atomic_long_read(&stats->capacity));
 	seq_printf(m, "  aux_records=%llu aux_malformed=%llu aux_truncated=%llu aux_collisions=%llu\n",
 		   aux[0], aux[1], aux[2], aux[3]);
+	seq_printf(m, "  ring_bytes=%ld view_bytes=%ld\n",
+		   atomic_long_read(&stats->ring_bytes),
+		   atomic_long_read(&stats->view_bytes));
 
 	seq_puts(m, "\n  Per-CPU (non-zero / non-UNINIT):\n");
 	for_each_possible_cpu(cpu) {

@@ -265,6 +265,7 @@ void damon_perf_obs_aux_end(struct damon_perf_obs *obs, unsigned int cpu,
 void damon_perf_obs_drain_end(struct damon_perf_ring __percpu *rings,
 			      unsigned int cpu,
 			      const struct damon_perf_obs_drain *drain);
+void damon_perf_obs_view(struct damon_perf_obs *obs, unsigned long bytes);
 
 /*
  * The sampling side's hooks are inline: they run for every sample, in the
@@ -454,6 +455,11 @@ static inline void damon_perf_obs_drain_match(struct damon_perf_obs_drain *d,
 
 static inline void damon_perf_obs_drain_miss(struct damon_perf_obs_drain *d,
 					     enum damon_perf_miss miss)
+{
+}
+
+static inline void damon_perf_obs_view(struct damon_perf_obs *obs,
+				       unsigned long bytes)
 {
 }
 

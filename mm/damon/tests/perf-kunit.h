@@ -346,6 +346,48 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 }
 
 /*
+ * A context of one target whose regions are @nr, of @pages[i] pages each, in
+ * a row from address 0, and its view; the regions' credits start at zero, so
+ * that the counts are known.
+ */
+static struct damon_perf *damon_perf_test_est_ctx(struct kunit *test,
+						  const unsigned long *pages,
+						  unsigned int nr, bool exact)
+{
+	struct damon_perf *perf;
+	struct damon_target *t;
+	struct damon_region *r;
+	unsigned long start = 0;
+	unsigned int i;
+
+	perf = kunit_kzalloc(test, sizeof(*perf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, perf);
+	perf->ctx = damon_new_ctx();
+	t = damon_new_target();
+	KUNIT_ASSERT_TRUE(test, perf->ctx && t);
+	damon_add_target(perf->ctx, t);
+	for (i = 0; i < nr; i++) {
+		r = damon_new_region(start, start + pages[i] * PAGE_SIZE);
+		KUNIT_ASSERT_NOT_NULL(test, r);
+		damon_add_region(r, t);
+		start = r->ar.end;
+	}
+	perf->exact = exact;
+	perf->weight = DAMON_PERF_EST_ONE;
+	KUNIT_ASSERT_EQ(test, nr, damon_perf_view(perf));
+	for (i = 0; i < nr; i++)
+		perf->est[i].credit = 0;
+	return perf;
+}
+
+static void damon_perf_test_est_free(struct damon_perf *perf)
+{
+	damon_perf_free_view(perf);
+	kfree(perf->targets);
+	damon_destroy_ctx(perf->ctx);
+}
+
+/*
  * The view is kept after a sync while DAMON core leaves the regions alone,
  * and laid out anew, with the new address ranges, once it changes them.  A
  * mark in the view's copy of the first region's start tells which: a kept
@@ -360,6 +402,7 @@ static void damon_perf_test_view_kept(struct kunit *test)
 	};
 	struct damon_addr_range range = { 0, 12 * PAGE_SIZE };
 	const u32 mark = DAMON_PERF_EST_ONE / 3;
+	static const unsigned long pages[] = { 4, 4, 4 };
 	struct damon_perf_record rec = {};
 	struct damon_region *r, *next;
 	struct damon_perf *perf;
@@ -367,25 +410,12 @@ static void damon_perf_test_view_kept(struct kunit *test)
 	struct damon_ctx *ctx;
 	unsigned int i;
 
-	perf = kunit_kzalloc(test, sizeof(*perf), GFP_KERNEL);
-	ctx = damon_new_ctx();
-	t = damon_new_target();
-	KUNIT_ASSERT_TRUE(test, perf && ctx && t);
-	damon_add_target(ctx, t);
-	for (i = 0; i < 3; i++) {
-		r = damon_new_region(i * 4 * PAGE_SIZE,
-				     (i + 1) * 4 * PAGE_SIZE);
-		KUNIT_ASSERT_NOT_NULL(test, r);
-		damon_add_region(r, t);
-	}
-	perf->ctx = ctx;
+	perf = damon_perf_test_est_ctx(test, pages, ARRAY_SIZE(pages), true);
+	ctx = perf->ctx;
+	t = list_first_entry(&ctx->adaptive_targets, struct damon_target,
+			     list);
 	/* one target, whose process the records need not match */
 	perf->phys = true;
-	perf->exact = true;
-	perf->weight = DAMON_PERF_EST_ONE;
-	KUNIT_ASSERT_EQ(test, 3, damon_perf_view(perf));
-	for (i = 0; i < 3; i++)
-		perf->est[i].credit = 0;
 
 	/* the ranges the regions have already: kept */
 	damon_perf_sync(perf, &attrs);
@@ -444,9 +474,7 @@ static void damon_perf_test_view_kept(struct kunit *test)
 	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_LT(test, perf->est[i].credit, DAMON_PERF_EST_ONE);
 
-	damon_perf_free_view(perf);
-	kfree(perf->targets);
-	damon_destroy_ctx(ctx);
+	damon_perf_test_est_free(perf);
 }
 
 /* As kdamond_reset_aggregated() does at the end of an aggregation. */
@@ -550,51 +578,7 @@ static void damon_perf_test_warm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 35000U, perf->regions[3]->nr_accesses_bp);
 	KUNIT_EXPECT_EQ(test, 1U, perf->nr_warm);
 
-	damon_perf_free_view(perf);
-	kfree(perf->targets);
-	damon_destroy_ctx(ctx);
-}
-
-/*
- * A context of one target whose regions are @nr, of @pages[i] pages each, in
- * a row from address 0, and its view; the regions' credits start at zero, so
- * that the counts are known.
- */
-static struct damon_perf *damon_perf_test_est_ctx(struct kunit *test,
-						  const unsigned long *pages,
-						  unsigned int nr, bool exact)
-{
-	struct damon_perf *perf;
-	struct damon_target *t;
-	struct damon_region *r;
-	unsigned long start = 0;
-	unsigned int i;
-
-	perf = kunit_kzalloc(test, sizeof(*perf), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, perf);
-	perf->ctx = damon_new_ctx();
-	t = damon_new_target();
-	KUNIT_ASSERT_TRUE(test, perf->ctx && t);
-	damon_add_target(perf->ctx, t);
-	for (i = 0; i < nr; i++) {
-		r = damon_new_region(start, start + pages[i] * PAGE_SIZE);
-		KUNIT_ASSERT_NOT_NULL(test, r);
-		damon_add_region(r, t);
-		start = r->ar.end;
-	}
-	perf->exact = exact;
-	perf->weight = DAMON_PERF_EST_ONE;
-	KUNIT_ASSERT_EQ(test, nr, damon_perf_view(perf));
-	for (i = 0; i < nr; i++)
-		perf->est[i].credit = 0;
-	return perf;
-}
-
-static void damon_perf_test_est_free(struct damon_perf *perf)
-{
-	damon_perf_free_view(perf);
-	kfree(perf->targets);
-	damon_destroy_ctx(perf->ctx);
+	damon_perf_test_est_free(perf);
 }
 
 /* @n samples on distinct pages of region @idx, from its first page on */

@@ -397,6 +397,46 @@ static void damon_perf_obs_test_trace_full(struct kunit *test)
 	damon_perf_obs_exit(&obs);
 }
 
+/*
+ * perf_stats shows the memory of the largest rings and the largest view of
+ * the regions since boot: smaller ones allocated later leave it as it was.
+ */
+static void damon_perf_obs_test_memory(struct kunit *test)
+{
+	enum { ORDER = DAMON_PERF_RING_ORDER + 1 };
+	struct damon_perf_ring __percpu *big, *small;
+	struct damon_perf_obs obs = {}, none = {};
+	struct damon_perf_obs_stats *stats;
+	long want;
+
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&obs));
+	stats = obs.stats;
+	KUNIT_EXPECT_EQ(test, 0L, (long)atomic_long_read(&stats->ring_bytes));
+	KUNIT_EXPECT_EQ(test, 0L, (long)atomic_long_read(&stats->view_bytes));
+
+	big = damon_perf_rings_alloc(&obs, ORDER);
+	KUNIT_ASSERT_TRUE(test, big);
+	small = damon_perf_rings_alloc(&obs, DAMON_PERF_RING_ORDER);
+	KUNIT_ASSERT_TRUE(test, small);
+	want = num_possible_cpus() * (BIT(ORDER) *
+		sizeof(struct damon_perf_record) +
+		sizeof(struct damon_perf_ring));
+	KUNIT_EXPECT_EQ(test, want,
+			(long)atomic_long_read(&stats->ring_bytes));
+	KUNIT_EXPECT_EQ(test, (long)BIT(ORDER),
+			(long)atomic_long_read(&stats->capacity));
+	damon_perf_rings_free(small);
+	damon_perf_rings_free(big);
+
+	damon_perf_obs_view(&obs, 4096);
+	damon_perf_obs_view(&obs, 1024);
+	/* a view laid out with no observation state is not counted */
+	damon_perf_obs_view(&none, 8192);
+	KUNIT_EXPECT_EQ(test, 4096L,
+			(long)atomic_long_read(&stats->view_bytes));
+	damon_perf_obs_exit(&obs);
+}
+
 static unsigned int damon_perf_obs_test_ctx;
 
 static enum hrtimer_restart damon_perf_obs_test_hrtimer(struct hrtimer *t)
@@ -445,6 +485,7 @@ static struct kunit_case damon_perf_obs_test_cases[] = {
 	KUNIT_CASE(damon_perf_obs_test_first_sample),
 	KUNIT_CASE(damon_perf_obs_test_quick_per_cpu),
 	KUNIT_CASE(damon_perf_obs_test_trace_full),
+	KUNIT_CASE(damon_perf_obs_test_memory),
 	KUNIT_CASE(damon_perf_obs_test_context),
 	{},
 };
