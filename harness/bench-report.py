@@ -427,6 +427,36 @@ def kd_goals(g, cost, wss):
     return goals
 
 
+def kd_view_memory(g, wss):
+    """The view of the regions' memory at the most regions of each working
+    set, per perf mode, from perf_stats' view_bytes read after the cell:
+    the largest view since boot, the cell's own, as the cells run from the
+    fewest regions up.  ({"ws/mode": {...}}, footer lines)."""
+    out, lines = {}, []
+    for ws in wss:
+        big = kd_big_region(g, ws)
+        for m in PERF_MODES:
+            reps = g.get((ws, big, m), {})
+            b = spread(per_rep(reps, lambda r: r.get("view_bytes")
+                               if is_num(r.get("view_bytes")) else None))
+            n = spread(per_rep(reps, lambda r: r["nr_regions"]))
+            if b is None or not med(n):
+                continue
+            per = b["median"] / med(n)
+            out["%g/%s" % (ws, m)] = {"regions": big, "bytes": b,
+                                      "nr_regions": n,
+                                      "bytes_per_region": per}
+            lines.append("  ws %g MiB, regions=%s, %s: %s bytes (%.1f MiB) "
+                         "for %s regions, %.1f bytes a region"
+                         % (ws, big, m, fnum(b["median"]),
+                            b["median"] / 1048576.0, fnum(med(n)), per))
+    if not lines:
+        return out, ["view memory: not measured (no kdamond record of a "
+                     "perf mode has view_bytes)"]
+    return out, ["view memory, read from the kernel (perf_stats "
+                 "view_bytes after the cell, median over reps):"] + lines
+
+
 def report_kdamond(recs, meta):
     g = group(recs, ("ws_mb", "regions", "mode"))
     cost = {k: per_rep(v, kd_cost) for k, v in g.items()}
@@ -455,6 +485,8 @@ def report_kdamond(recs, meta):
                      fmt_n(*c["cost_ms_per_s"].values())]
                     + [fspread(c["cost_ms_per_s"].get(m)) for m in KD_MODES]
                     + [fspread(c["ratio_to_ab"][m]) for m in PERF_MODES])
+    wss = sorted({k[0] for k in g})
+    view, view_lines = kd_view_memory(g, wss)
     print_table(
         "kdamond: kdamond CPU ms per second of monitoring, "
         "median [min-max] over reps",
@@ -463,14 +495,13 @@ def report_kdamond(recs, meta):
         ["ab = Accessed bits, pf = perf on the software page-fault event, "
          "tpmu = perf on the test PMU at a fixed rate;",
          "ratios are per rep (rep i of a perf mode over rep i of ab in "
-         "the same cell)."])
-    wss = sorted({k[0] for k in g})
+         "the same cell)."] + view_lines)
     if not wss:
-        return {"cells": cells}, [
+        return {"cells": cells, "view_memory": view}, [
             goal("[kdamond] %s cost <= 1/10 of ab, flat in regions" % m,
                  "no kdamond records", "not measured")
             for m in PERF_MODES]
-    return {"cells": cells}, kd_goals(g, cost, wss)
+    return {"cells": cells, "view_memory": view}, kd_goals(g, cost, wss)
 
 
 def kd_loss(r):
@@ -1278,26 +1309,22 @@ def ring_cpus(r):
     return out
 
 
-def ring_memory(meta, recs):
-    keys = ("possible_cpus", "record_bytes", "ring_struct_bytes")
-    if not all(is_num(meta.get(k)) for k in keys):
-        return None, ["ring memory: meta lacks %s" % ", ".join(keys)]
+def ring_memory(recs):
+    """The rings' memory per context, as perf_stats' ring_bytes gave it
+    while the experiment's context ran (the largest rings since boot,
+    the experiment's when it runs first in its boot)."""
+    vals = {r.get("ring_bytes") for r in recs}
     caps = {r.get("ring_capacity") for r in recs}
-    if len(caps) != 1 or not all(is_num(c) for c in caps):
+    if len(vals) != 1 or not all(is_num(v) for v in vals):
         return None, ["ring memory: not measured (the ringloss records "
-                      "give ring capacities %s, not one)" % sorted(
-                          caps, key=str)]
-    cpus, rec, st = (int(meta[k]) for k in keys)
-    cap = int(caps.pop())
-    slots = cap * rec
-    total = cpus * (slots + st)
+                      "give ring_bytes %s, not one)" % sorted(vals, key=str)]
+    total = int(vals.pop())
     return total, [
-        "ring memory per context = possible_cpus * (ring_capacity * "
-        "record_bytes + ring_struct_bytes), ring_capacity read from "
-        "perf_stats while the experiment's context ran",
-        "  = %d * (%d * %d + %d) = %d bytes (%.1f KiB); slots are one "
-        "kvcalloc of ring_capacity*record_bytes = %d bytes per CPU."
-        % (cpus, cap, rec, st, total, total / 1024.0, slots)]
+        "ring memory per context, read from the kernel (perf_stats "
+        "ring_bytes: the slots and the ring of every possible CPU):",
+        "  %d bytes (%.1f KiB), rings of %s records."
+        % (total, total / 1024.0,
+           "/".join(fnum(c) for c in sorted(caps, key=str)))]
 
 
 def report_ringloss(recs, meta):
@@ -1321,7 +1348,7 @@ def report_ringloss(recs, meta):
                      fspread(d["max_cpu_rate"]),
                      fspread(d["ovf_fraction_at_max"]),
                      "%d/%d" % (lossless, len(reps))])
-    mem, footer = ring_memory(meta, recs)
+    mem, footer = ring_memory(recs)
     footer += [
         "rates users run at: perf record's default sampling frequency is "
         "4000 Hz (tools/perf); the kernel caps sample rates at",

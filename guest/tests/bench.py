@@ -389,6 +389,11 @@ def exp_kdamond(a):
                                  regions=label, nr_regions=n, rep=rep,
                                  none_pages=none_pages,
                                  none_wall_ns=none_ns)
+                        # the largest view of the regions since boot: the
+                        # cells run from the fewest regions to the most
+                        if mode != 'ab':
+                            r['view_bytes'] = perf_counters()[0].get(
+                                'view_bytes')
                         emit(r)
         finally:
             wl.stop()
@@ -747,7 +752,7 @@ def exp_patterns(a):
 def ringloss_cell(a, wl, period, batch, secs_wanted):
     """One run of the test PMU at @period ns and @batch records per
     interrupt, from perf's default cap and default rings: (per-CPU
-    counter deltas, seconds, ring_capacity)."""
+    counter deltas, seconds, perf_stats' global figures)."""
     # The context sizes its rings from perf's sample rate cap when it
     # starts: the default cap, so that the rings are the default ones.
     # Then let the ring, not perf's throttling, bound the rate: a cap far
@@ -767,7 +772,7 @@ def ringloss_cell(a, wl, period, batch, secs_wanted):
         b = c0.get(cpu, {})
         per_cpu.append({'cpu': cpu, **{k: v.get(k, 0) - b.get(k, 0)
                                        for k in ('cb', 'enq', 'ovf')}})
-    return per_cpu, secs, total.get('ring_capacity')
+    return per_cpu, secs, total
 
 
 def aim_period(a, wl, rate, batch):
@@ -794,8 +799,8 @@ def exp_ringloss(a):
              [(1000000, 4), (200000, 4), (100000, 8), (60000, 8),
               (100000, 16), (50000, 32)])
     wl = Workload(64, 8, 'touch')
-    # perf_stats' ring_capacity is that of the largest rings since boot:
-    # the capacity of this experiment's rings if no context ran before it
+    # perf_stats' ring_capacity and ring_bytes are those of the largest
+    # rings since boot: this experiment's rings if no context ran before it
     fresh = perf_counters()[0].get('ring_capacity') == 0
     try:
         if not a.quick:
@@ -805,11 +810,14 @@ def exp_ringloss(a):
                                         32), 32))
         for period, batch in cells:
             for rep in range(a.reps):
-                per_cpu, secs, cap = ringloss_cell(a, wl, period, batch,
-                                                   a.window)
+                per_cpu, secs, total = ringloss_cell(a, wl, period, batch,
+                                                     a.window)
                 emit({'exp': 'ringloss', 'period_ns': period,
                       'batch': batch, 'rep': rep,
-                      'ring_capacity': cap if fresh else None,
+                      'ring_capacity': (total.get('ring_capacity')
+                                        if fresh else None),
+                      'ring_bytes': (total.get('ring_bytes')
+                                     if fresh else None),
                       'secs': secs, 'per_cpu': per_cpu})
     finally:
         wl.stop()
@@ -828,8 +836,6 @@ def meta(a):
           'mem_mb': os.sysconf('SC_PHYS_PAGES') *
           os.sysconf('SC_PAGE_SIZE') >> 20,
           'quick': a.quick,
-          # struct damon_perf_record and struct damon_perf_ring, x86-64
-          'record_bytes': 16, 'ring_struct_bytes': 128,
           'icount': a.icount, 'sample_us': SAMPLE_US, 'aggr_us': AGGR_US,
           'date': time.strftime('%Y-%m-%d %H:%M:%S')})
 

@@ -1177,7 +1177,7 @@ def parse_perf_stats(text):
         if m:
             counters[m.group(1)] = int(m.group(2))
             continue
-        if "report_missed=" in line:
+        if "report_missed=" in line or "ring_bytes=" in line:
             for k, v in re.findall(r"([a-z_]+)=(-?\d+)", line):
                 counters[k] = int(v)
             continue

@@ -19,6 +19,8 @@ check "all 15 counters are listed" \
 	test "$(grep -cE '│ [a-z_]+ +│ +[0-9]+ │' "$STATS")" -eq 15
 check "report_missed=0 illegal_state_changes=0" \
 	grep -q 'report_missed=0 illegal_state_changes=0 ' "$STATS"
+check "no ring or view of the regions counted (ring_bytes=0 view_bytes=0)" \
+	grep -q 'ring_bytes=0 view_bytes=0$' "$STATS"
 check "no CPU has a counter or a state" \
 	fails grep -q '^  CPU[0-9]' "$STATS"
 finish

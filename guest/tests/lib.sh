@@ -313,7 +313,7 @@ perf_stats_snapshot() {
 	text=$(cat "$PERF_STATS") || return 1
 	awk -F'│' 'NF == 4 && $2 !~ /Counter/ {
 		gsub(/ /, "", $2); gsub(/ /, "", $3); print $2, $3 }' <<<"$text"
-	grep -E 'report_missed=|aux_records=' <<<"$text" |
+	grep -E 'report_missed=|aux_records=|ring_bytes=' <<<"$text" |
 		grep -o '[a-z_]*=[0-9]*' | tr '=' ' '
 }
 

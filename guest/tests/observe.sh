@@ -79,6 +79,8 @@ case_page_faults() {
 		check "page faults: $n grew ($(delta "$n"))" test "$(delta "$n")" -gt 0
 	done
 	check "page faults: the conservation laws hold" laws
+	check "page faults: the regions' view is counted (view_bytes $(stat_of "$AFTER" view_bytes))" \
+		test "$(stat_of "$AFTER" view_bytes)" -gt 0
 
 	grep -o 'damon_perf_sample: addr=0x[0-9a-f]* .*' /tmp/trace >/tmp/samples || true
 	check "damon_perf_sample records were traced ($(wc -l </tmp/samples))" test -s /tmp/samples
@@ -139,6 +141,8 @@ case_early_drain() {
 	half=$((cap / 2))
 	# a 4 s interval: the largest rings
 	check "early drain: ring_capacity is 16384 ($cap)" test "$cap" -eq 16384
+	check "early drain: ring_bytes grew with it ($(stat_of "$BEFORE" ring_bytes) to $(stat_of "$AFTER" ring_bytes))" \
+		test "$(stat_of "$AFTER" ring_bytes)" -gt "$(stat_of "$BEFORE" ring_bytes)"
 	check "early drain: a ring filled past half (ring_peak $(stat_of "$AFTER" ring_peak))" \
 		test "$(stat_of "$AFTER" ring_peak)" -ge "$half"
 	check "early drain: no ring overflowed ($(delta overflow))" \
