@@ -96,9 +96,18 @@ def write(path, value, deadline=DEADLINE):
         time.sleep(0.01)
 
 
-def read(path):
-    with open(path) as f:
-        return f.read()
+def read(path, deadline=DEADLINE):
+    """The contents of @path; reads of DAMON's sysfs files answer EBUSY
+    too, as writes do, and are tried again likewise."""
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            with open(path) as f:
+                return f.read()
+        except OSError as e:
+            if e.errno != errno.EBUSY or time.monotonic() >= end:
+                raise
+        time.sleep(0.01)
 
 
 def poll(cond, what, deadline=DEADLINE):
