@@ -80,34 +80,34 @@ def log(msg):
     print('bench: ' + msg, flush=True)
 
 
-def write(path, value, deadline=DEADLINE):
-    """Write @value to @path; DAMON's sysfs files answer EBUSY while the
-    kdamond holds their lock, so those writes are tried again until
-    @deadline seconds have passed."""
+def busy_retry(op, deadline=DEADLINE):
+    """op() until it does not fail with EBUSY, for at most @deadline
+    seconds; DAMON's sysfs files answer EBUSY to reads and writes while
+    the kdamond holds their lock (they take it with mutex_trylock())."""
     end = time.monotonic() + deadline
     while True:
         try:
-            with open(path, 'w') as f:
-                f.write(str(value))
-            return
+            return op()
         except OSError as e:
             if e.errno != errno.EBUSY or time.monotonic() >= end:
                 raise
         time.sleep(0.01)
+
+
+def write(path, value, deadline=DEADLINE):
+    """Write @value to @path, tried again while it answers EBUSY."""
+    def op():
+        with open(path, 'w') as f:
+            f.write(str(value))
+    busy_retry(op, deadline)
 
 
 def read(path, deadline=DEADLINE):
-    """The contents of @path; reads of DAMON's sysfs files answer EBUSY
-    too, as writes do, and are tried again likewise."""
-    end = time.monotonic() + deadline
-    while True:
-        try:
-            with open(path) as f:
-                return f.read()
-        except OSError as e:
-            if e.errno != errno.EBUSY or time.monotonic() >= end:
-                raise
-        time.sleep(0.01)
+    """The contents of @path, tried again while it answers EBUSY."""
+    def op():
+        with open(path) as f:
+            return f.read()
+    return busy_retry(op, deadline)
 
 
 def poll(cond, what, deadline=DEADLINE):
