@@ -1095,8 +1095,11 @@ def report_patterns(recs, meta):
         ["pattern", "mode", "writes", "n", "hot MiB", "snapshots", "F1",
          "precision", "recall", "F1/ab"], rows,
         ["ranges: three hot ranges of 4, 2 and 1 windows, written on "
-         "every pass; zipf: one window a pass, picked with probability "
-         "proportional to 1/(rank+1)^0.8, hot = ranks 0 and 1;",
+         "every pass; zipf: one window a pass, 150 passes a second, "
+         "picked with probability proportional to 1/(rank+1)^0.8, "
+         "aggregations of 1 s, hot = the windows written in each at "
+         "least half as often as the most written one (ranks 0 and 1 in "
+         "the long run; hot MiB is the median);",
          "threads: threads writing a window each (hot MiB says the "
          "window); snapshots are the aggregations after the first "
          "seconds, left to the monitor to settle;",

@@ -15,9 +15,14 @@
  *	zipf	every window may be written: each pass writes one, picked with
  *		probability proportional to 1 / (rank + 1)^0.8 (Zipf-like),
  *		where the windows' ranks are a fixed shuffle of their order.
- *		The hot ones are those written at least half as often as the
- *		hottest: ranks 0 and 1 (1 and 0.57 of rank 0's rate; rank 2
- *		is at 0.42, so that none sits on the line).
+ *		In the long run the hot ones are those written at least half
+ *		as often as the hottest: ranks 0 and 1 (1 and 0.57 of rank
+ *		0's rate; rank 2 is at 0.42, so that none sits on the line).
+ *		A span of some passes is a draw from that, so the passes are
+ *		logged (-g), for a monitor's span to be scored against the
+ *		passes made in it.  -r paces the passes, so that a window is
+ *		not written more often than a monitor checks it, and the
+ *		touch and fault modes make the same.
  *	threads	THREADS threads (-T, default 4), each writing a window of its
  *		own, spread over the working set, on every one of its passes.
  *
@@ -32,9 +37,11 @@
  *			with threads, whichever thread wrote last), and
  *			"hot START END" for each hot range of a pattern that
  *			stays put
- *	-g TIMELINE	a line per hot window, when it starts:
- *			"NS HOT_START HOT_END WARM_START WARM_END", NS from
- *			CLOCK_MONOTONIC (trace_clock "mono" in tracefs)
+ *	-g TIMELINE	window: a line per hot window, when it starts:
+ *			"NS HOT_START HOT_END WARM_START WARM_END"; zipf: a
+ *			line about every 10 ms, "NS PASSES...", the passes so
+ *			far of each window, in the order of their addresses.
+ *			NS from CLOCK_MONOTONIC (trace_clock "mono" in tracefs)
  *	-c COUNT	rewritten about every 50 ms: "PAGES NS", the pages
  *			written so far and when
  * Addresses are hexadecimal, ends exclusive.
@@ -55,6 +62,8 @@
 #define WARM_EVERY 8
 #define MAX_THREADS 16
 #define ZIPF_S 0.8
+/* how often zipf logs its windows' passes */
+#define ZIPF_LOG_NS 10000000ULL
 
 enum pattern { P_WINDOW, P_RANGES, P_ZIPF, P_THREADS };
 
@@ -81,17 +90,24 @@ static unsigned long long now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+static unsigned long long max_ull(unsigned long long a, unsigned long long b)
+{
+	return a > b ? a : b;
+}
+
 static int usage(const char *prog, int rc)
 {
 	fprintf(rc ? stderr : stdout,
 		"Usage: %s [-w ws_mb] [-H hot_mb] [-m touch|fault] [-p pattern] [-T threads]\n"
-		"          [-M move_s] [-s seconds] [-i info] [-g timeline] [-c count]\n"
+		"          [-M move_s] [-r rate] [-s seconds] [-i info] [-g timeline]\n"
+		"          [-c count]\n"
 		"  -w  working set in MiB (default 64)\n"
 		"  -H  window in MiB, dividing -w (default 8)\n"
 		"  -m  touch: write pages; fault: write and drop them (default touch)\n"
 		"  -p  window, ranges, zipf or threads (default window)\n"
 		"  -T  threads of the threads pattern, 1 to %d (default 4)\n"
 		"  -M  move the hot window every this many seconds (default 0: never)\n"
+		"  -r  zipf: passes a second, 0 for as many as it makes (default 0)\n"
 		"  -s  run time in seconds, 0 for until killed (default 0)\n",
 		prog, MAX_THREADS);
 	return rc;
@@ -184,17 +200,18 @@ int main(int argc, char **argv)
 	unsigned long long start, move_ns = 0, next_move = 0, phase = 0;
 	const char *info = NULL, *timeline = NULL, *count = NULL;
 	unsigned long hot_at[MAX_THREADS], hot_len[MAX_THREADS];
-	unsigned long order[4096];
+	unsigned long order[4096], passes[4096] = { 0 }, k;
+	unsigned long long next_log = 0, next_pass = 0, pass_ns = 0;
 	double weight[4096];
 	enum pattern pat = P_WINDOW;
 	char *ws, *hot, *warm, tmp[4096];
-	double seconds = 0, move = 0, zsum = 0;
+	double seconds = 0, move = 0, zsum = 0, rate = 0;
 	pthread_t tid[MAX_THREADS];
 	int opt, threads = 4;
 	unsigned int pass = 0;
 	FILE *tl = NULL, *f;
 
-	while ((opt = getopt(argc, argv, "w:H:m:p:T:M:s:i:g:c:h")) != -1) {
+	while ((opt = getopt(argc, argv, "w:H:m:p:T:M:r:s:i:g:c:h")) != -1) {
 		switch (opt) {
 		case 'w':
 			ws_mb = strtoul(optarg, NULL, 0);
@@ -223,6 +240,9 @@ int main(int argc, char **argv)
 		case 'M':
 			move = strtod(optarg, NULL);
 			break;
+		case 'r':
+			rate = strtod(optarg, NULL);
+			break;
 		case 's':
 			seconds = strtod(optarg, NULL);
 			break;
@@ -242,7 +262,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!hot_mb || ws_mb < 2 * hot_mb || ws_mb % hot_mb || move < 0 ||
-	    seconds < 0 || threads < 1 || threads > MAX_THREADS)
+	    seconds < 0 || rate < 0 || threads < 1 || threads > MAX_THREADS)
 		return usage(argv[0], 2);
 	nwin = ws_mb / hot_mb;
 	/* the ranges must fit apart; the threads' windows must too */
@@ -360,6 +380,8 @@ int main(int argc, char **argv)
 
 	if (move)
 		move_ns = (unsigned long long)(move * 1e9);
+	if (rate)
+		pass_ns = (unsigned long long)(1e9 / rate);
 	next_move = start;
 	hot = warm = ws;
 	for (;;) {
@@ -381,13 +403,36 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (pat == P_ZIPF) {
-			double x = rnd() * zsum;
+			double x;
 
+			if (rate && t < next_pass) {
+				struct timespec ts = {
+					.tv_sec = next_pass / 1000000000ULL,
+					.tv_nsec = next_pass % 1000000000ULL,
+				};
+
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
+						&ts, NULL);
+				continue;
+			}
+			/* behind the rate, as in fault mode it may be: no burst */
+			next_pass = max_ull(next_pass + pass_ns, t);
+			x = rnd() * zsum;
 			for (i = 0; i < nwin - 1; i++) {
 				x -= weight[i];
 				if (x < 0)
 					break;
 			}
+			if (tl && t >= next_log) {
+				/* the passes of each window so far */
+				fprintf(tl, "%llu", t);
+				for (k = 0; k < nwin; k++)
+					fprintf(tl, " %lu", passes[k]);
+				fputc('\n', tl);
+				fflush(tl);
+				next_log = t + ZIPF_LOG_NS;
+			}
+			passes[order[i]]++;
 			if (write_window(ws + order[i] * win_bytes, 1))
 				return 1;
 			continue;

@@ -124,7 +124,7 @@ class Workload:
     """guest/src/benchwl.c, running until stopped."""
 
     def __init__(self, ws_mb, hot_mb, mode, move_s=0, pattern='window',
-                 threads=1):
+                 threads=1, rate=0):
         self.info = '/tmp/benchwl.info'
         self.timeline = '/tmp/benchwl.timeline'
         self.count = '/tmp/benchwl.count'
@@ -134,7 +134,8 @@ class Workload:
         self.proc = subprocess.Popen(
             [BIN + '/benchwl', '-w', str(ws_mb), '-H', str(hot_mb),
              '-m', mode, '-p', pattern, '-T', str(threads),
-             '-M', str(move_s), '-i', self.info, '-g', self.timeline,
+             '-M', str(move_s), '-r', str(rate), '-i', self.info,
+             '-g', self.timeline,
              '-c', self.count])
         poll(lambda: os.path.exists(self.info), 'the workload')
         lines = [line.split() for line in read(self.info).splitlines()]
@@ -161,6 +162,15 @@ class Workload:
             v = line.split()
             if len(v) == 5:
                 out.append((int(v[0]), int(v[1], 16), int(v[2], 16)))
+        return out
+
+    def passes(self):
+        """zipf: (ns, passes of each window so far) about every 10 ms."""
+        out = []
+        for line in read(self.timeline).splitlines():
+            v = [int(x) for x in line.split()]
+            if len(v) > 1:
+                out.append((v[0], v[1:]))
         return out
 
     def stop(self):
@@ -194,9 +204,10 @@ def kdamond_off():
     poll(lambda: read(KD + '/pid').strip() == '-1', 'the kdamond to stop')
 
 
-def kdamond_setup(pid, regions, event, sample_us=SAMPLE_US):
-    """kdamond 0 monitors @pid every @sample_us; @regions is (min, max) or
-    None for the defaults; @event the perf event fields, or None."""
+def kdamond_setup(pid, regions, event, sample_us=SAMPLE_US, aggr_us=AGGR_US):
+    """kdamond 0 monitors @pid every @sample_us, aggregating every
+    @aggr_us; @regions is (min, max) or None for the defaults; @event the
+    perf event fields, or None."""
     kdamond_off()
     write(ADMIN + '/kdamonds/nr_kdamonds', 0)
     write(ADMIN + '/kdamonds/nr_kdamonds', 1)
@@ -206,7 +217,7 @@ def kdamond_setup(pid, regions, event, sample_us=SAMPLE_US):
     write(CTX + '/targets/0/pid_target', pid)
     iv = CTX + '/monitoring_attrs/intervals'
     write(iv + '/sample_us', sample_us)
-    write(iv + '/aggr_us', AGGR_US)
+    write(iv + '/aggr_us', aggr_us)
     if regions:
         nr = CTX + '/monitoring_attrs/nr_regions'
         write(nr + '/max', regions[1])
@@ -709,11 +720,42 @@ PATTERN_WIN_MB = 2
 # two writers: on two host cores, four writers of one process made 4,000
 # pages a second between them, one alone 118,000, two 58,000
 PATTERN_THREADS = 2
+# zipf's passes a second, in both write modes: one writer makes about 230
+# with every write a fault, so this leaves room; the hottest window, 0.115
+# of the passes, is written some 17 times a second, so that it is rarely
+# written twice between two checks and its count tells its rate
+ZIPF_RATE = 150
+# and aggregations of a second, 200 checks: at 100 ms, it would be written
+# about twice an aggregation, too few for counts to tell two windows apart
+ZIPF_AGGR_US = 1000000
+ZIPF_SECS = 24
+
+
+def written_hot(log, end_ns, span_ns, start, win):
+    """The windows written in the @span_ns before @end_ns at least half as
+    often as the most written one, as (start, end) ranges, from the zipf
+    workload's pass log @log; None if the log does not cover the span or
+    nothing was written in it."""
+    def at(ns):
+        before = [c for t, c in log if t <= ns]
+        return before[-1] if before else None
+    c0, c1 = at(end_ns - span_ns), at(end_ns)
+    if c0 is None or c1 is None:
+        return None
+    n = [b - a for a, b in zip(c0, c1)]
+    top = max(n, default=0)
+    if not top:
+        return None
+    return [(start + i * win, start + (i + 1) * win)
+            for i, k in enumerate(n) if k and k * 2 >= top]
 
 
 def exp_patterns(a):
     """F1 of each mode on the benchwl patterns that stay put, scored on
-    the aggregations after the first PATTERN_SETTLE_S seconds.  The
+    the aggregations after the first PATTERN_SETTLE_S seconds; zipf's
+    at ZIPF_RATE passes a second and an aggregation of ZIPF_AGGR_US, on
+    the windows written in each (see written_hot()), as its passes in
+    an aggregation are a draw from the pattern, not the pattern.  The
     page-fault event sees only faults, so for it every write faults
     (benchwl -m fault); the others get the same pattern with no faults
     (-m touch): Accessed bits see a page only while it is mapped, which
@@ -726,31 +768,45 @@ def exp_patterns(a):
         for pattern in PATTERNS[:1] if a.quick else PATTERNS:
             for mode in modes:
                 how = 'fault' if mode == 'pf' else 'touch'
+                zipf = pattern == 'zipf'
+                aggr_us = ZIPF_AGGR_US if zipf else AGGR_US
                 wl = Workload(256, PATTERN_WIN_MB, how, pattern=pattern,
-                              threads=PATTERN_THREADS)
+                              threads=PATTERN_THREADS,
+                              rate=ZIPF_RATE if zipf else 0)
                 try:
                     kdamond_setup(wl.pid, None,
-                                  event_of(mode, wl, a.tpmu_period))
+                                  event_of(mode, wl, a.tpmu_period),
+                                  aggr_us=aggr_us)
                     trace_reset(['damon_aggregated'], kb=16384,
                                 clock='mono')
                     t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
                     kdamond_on()
-                    time.sleep(secs)
+                    time.sleep(ZIPF_SECS if zipf else secs)
                     trace_stop()
                     kdamond_off()
+                    log = wl.passes() if zipf else []
                 finally:
                     wl.stop()
-                out, kept = [], []
+                out, kept, hot_mb = [], [], []
                 for ns, regions in aggregations():
                     if ns < t0 + settle * 1000000000:
                         continue
-                    p, r, f1 = score(regions, wl.hot, wl.start, wl.end)
+                    hot = wl.hot
+                    if zipf:
+                        hot = written_hot(log, ns, aggr_us * 1000,
+                                          wl.start, PATTERN_WIN_MB << 20)
+                        if hot is None:
+                            continue
+                    p, r, f1 = score(regions, hot, wl.start, wl.end)
                     out.append({'t': round((ns - t0) / 1e9, 3),
                                 'precision': p, 'recall': r, 'f1': f1})
                     kept.append(regions)
+                    hot_mb.append(sum(e - s for s, e in hot) >> 20)
                 rec = {'exp': 'patterns', 'pattern': pattern, 'mode': mode,
                        'rep': rep, 'writes': how,
-                       'hot_mb': sum(e - s for s, e in wl.hot) >> 20,
+                       'hot_mb': (sorted(hot_mb)[len(hot_mb) // 2]
+                                  if hot_mb else
+                                  sum(e - s for s, e in wl.hot) >> 20),
                        'snapshots': out}
                 if a.regions and kept:
                     rec.update(start=wl.start, hot=wl.hot,
