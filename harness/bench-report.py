@@ -434,7 +434,8 @@ def kd_view_memory(g, wss):
     fewest regions up.  ({"ws/mode": {...}}, footer lines)."""
     out, lines = {}, []
     for ws in wss:
-        big = kd_big_region(g, ws)
+        # a quick run has the default regions alone
+        big = kd_big_region(g, ws) or "default"
         for m in PERF_MODES:
             reps = g.get((ws, big, m), {})
             b = spread(per_rep(reps, lambda r: r.get("view_bytes")
