@@ -1430,11 +1430,11 @@ static u64 damon_perf_pages(struct damon_perf *perf, unsigned int idx)
  * noise of S taking nothing from it.  The weight is T * sum(S) over
  * sum(S * (S - 1) / P): 1/L where the sampled regions are accessed in full
  * in every interval, and more where only a share of their pages is, each
- * interval: the samples tell L * f, not L and f apart, and the densest
- * regions count as accessed in every interval.  Every sample counts,
- * however sparse the sampler: one region's samples of one interval, which
- * may be too few to tell a density, decide nothing alone.  The sums of the
- * spans between earlier reads count too, each half as much as the next.
+ * interval: the samples tell L * f, not L and f apart, and the regions
+ * denser than that mean count as accessed in every interval.  Every sample
+ * counts, however sparse the sampler: one region's samples of one interval,
+ * which may be too few to tell a density, decide nothing alone.  The sums of
+ * the spans between earlier reads count too, each half as much as the next.
  * One page, the one a sample hit, at least; kept until some region has two
  * samples.
  */
