@@ -39,10 +39,20 @@ FAILED=()
 mkdir -p "$LOG_DIR"
 start=$SECONDS
 
+# The summary repeats each failed test's own [FAIL] lines (or its last
+# line), since CI may keep only the end of the output.
 report() {
+	local name out lines
+
 	echo
 	if [ ${#FAILED[@]} -gt 0 ]; then
 		echo "failed: ${FAILED[*]}"
+		for name in "${FAILED[@]}"; do
+			out=$LOG_DIR/check-$name.out
+			[ -f "$out" ] || continue
+			lines=$(tr -d '\r' <"$out" | grep -F '[FAIL]' || tail -n 1 "$out")
+			sed -n "1,5s/^/  $name: /p" <<<"$lines"
+		done
 	fi
 	echo "$what took $((SECONDS - start))s on base $(cat "$BUILD/base/VERSION" 2>/dev/null || echo '?')"
 	echo "$NR_PASS passed, $NR_FAIL failed, $NR_SKIP skipped"
