@@ -81,8 +81,15 @@ check "hybrid: the kdamond starts" test $rc -eq 0
 cpu_states | tee /tmp/states
 check "hybrid: CPUs the PMU does not cover are shown as such" \
 	grep -q ' NOPMU$' /tmp/states
-check "hybrid: covered CPUs ($covered) are enabled" \
+# the kdamond enables the events once it runs, after the write returned:
+# until then they are BOUND
+cpu0_enabled() {
+	cpu_states >/tmp/states
 	grep -qE 'CPU0*0 (ENABLED|RUNNING)$' /tmp/states
+}
+check "hybrid: covered CPUs ($covered) are enabled" \
+	poll "$POLL_SECONDS" cpu0_enabled
+cat /tmp/states
 sampled() {
 	AFTER=$(perf_stats_snapshot)
 	[ "$(delta match)" -gt 0 ]
