@@ -194,6 +194,15 @@ def check_record(rec):
         check_items(rec, "snapshots", (("t", False), ("f1", False),
                                        ("precision", True),
                                        ("recall", True)))
+    if rec["exp"] == "patterns":
+        # pacing, from 2026-12-07 on: passes a second (0: unpaced) and
+        # the aggregation interval
+        for name, kind in (("rate", NUM), ("aggr_us", POS)):
+            if name in rec:
+                check_field(rec, name, kind)
+        if is_num(rec.get("rate")) and rec["rate"] < 0:
+            raise Malformed('field "rate" is %s, want 0 or more'
+                            % json.dumps(rec["rate"]))
     if rec["exp"] == "accuracy":
         check_numbers(rec, "moves", False)
         check_numbers(rec, "converge_s", True)
@@ -1050,6 +1059,22 @@ def accuracy_goals(modes):
 # ---------------------------------------------------------------------------
 # patterns: the same F1, on access patterns that stay put
 
+def zipf_pacing(g):
+    """"N passes a second" and the aggregation interval of the zipf
+    records in @g, as they say; records from before they said it (make
+    bench until 2026-12-07) say neither."""
+    recs = [r for (pat, _), reps in g.items() if pat == "zipf"
+            for r in reps.values()]
+    rates = sorted({r["rate"] for r in recs if is_num(r.get("rate"))})
+    aggrs = sorted({r["aggr_us"] for r in recs
+                    if is_num(r.get("aggr_us"))})
+    rate = ("/".join("%g" % v for v in rates) + " passes a second"
+            if rates else "passes a second not recorded")
+    aggr = ("/".join("%g s" % (v / 1e6) for v in aggrs) if aggrs
+            else "a length not recorded")
+    return rate, aggr
+
+
 def report_patterns(recs, meta):
     g = group(recs, ("pattern", "mode"))
     cells, rows, goals = [], [], []
@@ -1096,9 +1121,10 @@ def report_patterns(recs, meta):
         ["pattern", "mode", "writes", "n", "hot MiB", "snapshots", "F1",
          "precision", "recall", "F1/ab"], rows,
         ["ranges: three hot ranges of 4, 2 and 1 windows, written on "
-         "every pass; zipf: one window a pass, 150 passes a second, "
+         "every pass; zipf: one window a pass, %s, "
          "picked with probability proportional to 1/(rank+1)^0.8, "
-         "aggregations of 1 s, hot = the windows written in each at "
+         "aggregations of %s, hot = the windows written in each at "
+         % zipf_pacing(g),
          "least half as often as the most written one (ranks 0 and 1 in "
          "the long run; hot MiB is the median);",
          "threads: threads writing a window each (hot MiB says the "

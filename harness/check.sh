@@ -470,6 +470,15 @@ test_bench_report() {
 	grep -v '"exp":"kdamond"' "$t/bench-sample.txt" >"$out/missing.txt"
 	! "$py" "$report" "$out/missing.txt" "$out/bad" ||
 		{ echo "a missing experiment passed"; return 1; }
+	# zipf's pacing is told from its records, and a bad one is refused
+	sed '/"pattern":"zipf"/s/^BENCH {"exp":"patterns",/&"rate":120,"aggr_us":2000000,/' \
+		"$t/bench-sample.txt" >"$out/paced.txt"
+	"$py" "$report" "$out/paced.txt" "$out/paced" >"$out/paced.out" || return 1
+	grep -q 'zipf: one window a pass, 120 passes a second,.*aggregations of 2 s,' \
+		"$out/paced.out" || { echo "zipf's pacing not told"; return 1; }
+	sed 's/"rate":120,/"rate":-1,/' "$out/paced.txt" >"$out/badrate.txt"
+	! "$py" "$report" "$out/badrate.txt" "$out/bad" ||
+		{ echo "a negative rate passed"; return 1; }
 }
 
 # guest TEST [CONFIG]: run guest/tests/TEST.sh in the CONFIG kernel.

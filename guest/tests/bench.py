@@ -804,6 +804,7 @@ def exp_patterns(a):
                     hot_mb.append(sum(e - s for s, e in hot) >> 20)
                 rec = {'exp': 'patterns', 'pattern': pattern, 'mode': mode,
                        'rep': rep, 'writes': how,
+                       'rate': ZIPF_RATE if zipf else 0, 'aggr_us': aggr_us,
                        'hot_mb': (sorted(hot_mb)[len(hot_mb) // 2]
                                   if hot_mb else
                                   sum(e - s for s, e in wl.hot) >> 20),
