@@ -12,7 +12,7 @@
 #                base's version of every file a patch changes
 #   maintainers  get_maintainer.pl names the new entry for every patch, the
 #                perf events entry for a patch to perf's core, or the DAMON
-#                entry for a patch to DAMON core's files alone
+#                entry for a patch to DAMON core's and operations' files alone
 #   kconfig      the series refers to no Kconfig symbol that does not exist
 #   kconfig-each no patch refers to a Kconfig symbol that does not exist yet
 #   docs         Sphinx builds the DAMON admin-guide folder and adds no
@@ -139,11 +139,11 @@ check_maintainers() {
 
 	for p in $(patches); do
 		# a change to perf's core goes to the perf maintainers, one to
-		# DAMON core's files alone to DAMON's
+		# DAMON core's and operations' files alone to DAMON's
 		if grep -q '^+++ b/kernel/events/' "$p"; then
 			entry="perf events" who='linux-perf-users@vger.kernel.org'
 		elif ! grep '^+++ b/' "$p" | grep -qvE \
-			'^\+\+\+ b/(include/linux/damon\.h|mm/damon/core\.c|mm/damon/tests/core-kunit\.h)$'; then
+			'^\+\+\+ b/(include/linux/damon\.h|mm/damon/(core|vaddr|paddr|ops-common)\.c|mm/damon/tests/(core|vaddr)-kunit\.h)$'; then
 			entry="DAMON" who='damon@lists.linux.dev'
 		else
 			entry="DAMON perf" who='damon-perf@example.org'
