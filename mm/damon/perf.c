@@ -1690,9 +1690,9 @@ static void damon_perf_kick(struct irq_work *work)
 	struct task_struct *kdamond = READ_ONCE(perf->kdamond);
 
 	/*
-	 * Pairs with the smp_load_acquire() in damon_perf_sleep(): the ring's
-	 * head, published before the push that queued us did, is seen by the
-	 * drain that sees @drain_wanted.
+	 * Pairs with the xchg() in damon_perf_sleep(): the ring's head,
+	 * published before the push that queued us did, is seen by the drain
+	 * that takes @drain_wanted.
 	 */
 	smp_store_release(&perf->drain_wanted, true);
 	/*
@@ -1718,6 +1718,11 @@ static void damon_perf_kick(struct irq_work *work)
  * intervals' records at the highest rate its events sample at; without the
  * early drain, a kdamond that drains late, or a sampling interval longer
  * than the largest ring holds, would lose records.
+ *
+ * The interval ends on time, and kthread_stop() ends it, however often the
+ * producers ask: producers that fill the rings faster than the kdamond
+ * drains them would otherwise keep it draining for ever.  The access check
+ * that follows drains what is left.
  */
 void damon_perf_sleep(struct damon_ctx *ctx, unsigned long usecs)
 {
@@ -1741,16 +1746,23 @@ void damon_perf_sleep(struct damon_ctx *ctx, unsigned long usecs)
 		 * the timer's hrtimer_wakeup(), which clears @t.task first.
 		 */
 		set_current_state(TASK_IDLE);
-		/* pairs with the smp_store_release() in damon_perf_kick() */
-		if (smp_load_acquire(&perf->drain_wanted)) {
-			__set_current_state(TASK_RUNNING);
-			WRITE_ONCE(perf->drain_wanted, false);
-			damon_perf_drain(perf, true);
-			continue;
-		}
 		/* kthread_stop() wakes us, as it does a long kdamond_usleep() */
 		if (!READ_ONCE(t.task) || kthread_should_stop())
 			break;
+		/*
+		 * Pairs with the smp_store_release() in damon_perf_kick().  A
+		 * full barrier, so that the drain reads the rings after it
+		 * clears the flag: a kick that sets it again in between is
+		 * either seen by this drain, with its ring, or left set for
+		 * the next.
+		 */
+		if (READ_ONCE(perf->drain_wanted) &&
+		    xchg(&perf->drain_wanted, false)) {
+			__set_current_state(TASK_RUNNING);
+			damon_perf_drain(perf, true);
+			cond_resched();
+			continue;
+		}
 		schedule();
 	}
 	__set_current_state(TASK_RUNNING);

@@ -11,6 +11,7 @@
 #include <kunit/test.h>
 #include <linux/prandom.h>
 #include <linux/unaligned.h>
+#include <trace/events/damon.h>
 
 static void damon_perf_test_classify(struct kunit *test)
 {
@@ -1548,6 +1549,79 @@ static void damon_perf_test_aux_read(struct kunit *test)
 	perf_pmu_unregister(aux_pmu);
 }
 
+#ifdef CONFIG_DAMON_PERF_OBSERVE
+/* A producer that refills a ring and asks for a drain during every drain. */
+struct damon_perf_test_flood {
+	struct damon_perf *perf;
+	unsigned long drains;
+	unsigned long max_drains;
+};
+
+static void damon_perf_test_flood_probe(void *data, unsigned int cpu,
+					unsigned long nr, unsigned long match,
+					unsigned long miss, unsigned long update,
+					unsigned long left, u64 duration_ns)
+{
+	struct damon_perf_test_flood *flood = data;
+
+	/* a sleep that never ends keeps the test going until here */
+	if (++flood->drains >= flood->max_drains)
+		return;
+	/* tracepoint probes run with preemption off: this CPU's ring */
+	damon_perf_ring_push(flood->perf->rings, 0x1000, 1);
+	damon_perf_kick(&flood->perf->kick);
+}
+
+/*
+ * A sampling interval ends on time even while producers ask for a drain
+ * faster than the kdamond drains: here, during every drain.
+ */
+static void damon_perf_test_sleep_flood(struct kunit *test)
+{
+	struct damon_perf_test_flood flood = { .max_drains = 100000 };
+	struct damon_perf *perf;
+	struct damon_ctx *ctx;
+	int err;
+
+	ctx = damon_new_ctx();
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	perf = kunit_kzalloc(test, sizeof(*perf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, perf);
+	perf->ctx = ctx;
+	ctx->perf = perf;
+	init_irq_work(&perf->kick, damon_perf_kick);
+	perf->kdamond = current;
+	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&perf->obs));
+	perf->rings = damon_perf_rings_alloc(&perf->obs,
+					     DAMON_PERF_RING_ORDER);
+	KUNIT_ASSERT_TRUE(test, perf->rings);
+	flood.perf = perf;
+	err = register_trace_damon_perf_drain(damon_perf_test_flood_probe,
+					      &flood);
+	KUNIT_ASSERT_EQ(test, 0, err);
+
+	/* the first drain's record; every drain then brings the next */
+	preempt_disable();
+	damon_perf_ring_push(perf->rings, 0x1000, 1);
+	preempt_enable();
+	damon_perf_kick(&perf->kick);
+	/* a millisecond's interval: far fewer drains than the probe allows */
+	damon_perf_sleep(ctx, 1000);
+	KUNIT_EXPECT_GT(test, flood.drains, 0UL);
+	KUNIT_EXPECT_LT(test, flood.drains, flood.max_drains);
+
+	unregister_trace_damon_perf_drain(damon_perf_test_flood_probe, &flood);
+	tracepoint_synchronize_unregister();
+	irq_work_sync(&perf->kick);
+	damon_perf_rings_free(perf->rings);
+	damon_perf_obs_exit(&perf->obs);
+	damon_perf_free_view(perf);
+	kfree(perf->targets);
+	ctx->perf = NULL;
+	damon_destroy_ctx(ctx);
+}
+#endif	/* CONFIG_DAMON_PERF_OBSERVE */
+
 static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_classify),
 	KUNIT_CASE(damon_perf_test_find_region),
@@ -1562,6 +1636,9 @@ static struct kunit_case damon_perf_test_cases[] = {
 	KUNIT_CASE(damon_perf_test_inherit),
 	KUNIT_CASE(damon_perf_test_ring_order),
 	KUNIT_CASE(damon_perf_test_core_reads),
+#ifdef CONFIG_DAMON_PERF_OBSERVE
+	KUNIT_CASE(damon_perf_test_sleep_flood),
+#endif
 	KUNIT_CASE(damon_perf_test_exclusive_pmu),
 	KUNIT_CASE(damon_perf_test_exclude_retry),
 	KUNIT_CASE(damon_perf_test_kernel_aux),
