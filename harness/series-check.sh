@@ -394,7 +394,8 @@ test_obj() {
 
 # sparse_warnings TREE OBJ: what make C=2 (sparse on every file) reports in
 # mm/damon of TREE built with the test config in OBJ, paths made relative
-# to TREE as the kernel prints it, symbolic links resolved.
+# to TREE as the kernel prints it, symbolic links resolved, line numbers
+# dropped (patches move lines).
 sparse_warnings() {
 	local tree
 
@@ -405,14 +406,14 @@ sparse_warnings() {
 	make -C "$1" O="$2" CC="ccache gcc" -j"$JOBS" C=2 mm/damon/ \
 		kernel/events/core.o 2>&1 |
 		grep -E '(mm/damon|kernel/events)/.*: (warning|error):' |
-		sed -E "s|^$tree/||; s|^(kernel/events/[^:]*):[0-9]+:[0-9]+:|\1:|" |
+		sed -E "s|^$tree/||; s|^([^:]*):[0-9]+:[0-9]+:|\1:|" |
 		sort || true
 }
 
 # Sparse on mm/damon and perf's core adds nothing to what it reports on
 # the base, whose vaddr.c has warnings of its own.  The series moves the
-# lines of kernel/events/core.c, so its warnings are compared without
-# their line numbers.
+# lines of the base's files (kernel/events/core.c, mm/damon/vaddr.c), so
+# the warnings are compared without their line numbers.
 check_sparse() {
 	local base ours new
 
