@@ -216,3 +216,28 @@ sample_until() {
 	trace_off
 	stop_workload
 }
+
+# watermarks_deactivate: give the scheme of kdamond 0's context watermarks
+# that the free memory, per mille, is above now, so the context is
+# deactivated while it stays so; a commit is not taken while deactivated.
+# Sets FREE_PM.
+watermarks_deactivate() {
+	local wm
+
+	wm=$(kdamond_dir 0)/contexts/0/schemes/0/watermarks
+	FREE_PM=$(awk '/^MemTotal:/ { t = $2 } /^MemFree:/ { f = $2 }
+		END { print int(f * 1000 / t) }' /proc/meminfo)
+	echo "free memory: $FREE_PM per mille"
+	echo free_mem_rate >"$wm/metric"
+	echo 100000 >"$wm/interval_us"
+	echo $((FREE_PM - 50)) >"$wm/high"
+	echo $((FREE_PM - 100)) >"$wm/mid"
+	echo 0 >"$wm/low"
+}
+
+# all_bound: every CPU perf_stats shows is BOUND or UNINIT, and one BOUND;
+# leaves the states in /tmp/states
+all_bound() {
+	cpu_states >/tmp/states
+	! grep -qvE ' (BOUND|UNINIT)$' /tmp/states && grep -q ' BOUND$' /tmp/states
+}

@@ -252,23 +252,10 @@ stop_workload
 echo "=== the watermarks deactivate a context: no sampling meanwhile ==="
 start_workload -m touch -H 4 -C 32 -s 0
 setup_ctx vaddr damon_test $((HARDIRQ | 1 << BATCH_SHIFT))
-wm=$(kdamond_dir 0)/contexts/0/schemes/0/watermarks
-# free memory, per mille, is above high now: deactivated; a commit is not
-# taken while deactivated, so the context is activated by using memory
-free_pm=$(awk '/^MemTotal:/ { t = $2 } /^MemFree:/ { f = $2 }
-	END { print int(f * 1000 / t) }' /proc/meminfo)
-echo "free memory: $free_pm per mille"
-echo free_mem_rate >"$wm/metric"
-echo 100000 >"$wm/interval_us"
-echo $((free_pm - 50)) >"$wm/high"
-echo $((free_pm - 100)) >"$wm/mid"
-echo 0 >"$wm/low"
+# deactivated from the start: the context is activated by using memory
+watermarks_deactivate
 BEFORE=$(perf_stats_snapshot)
 echo on >"$(kdamond_dir 0)/state"
-all_bound() {
-	cpu_states >/tmp/states
-	! grep -qvE ' (BOUND|UNINIT)$' /tmp/states && grep -q ' BOUND$' /tmp/states
-}
 check "watermarks: the events are disabled (BOUND)" poll "$POLL_SECONDS" all_bound
 cat /tmp/states
 paused=$(stat_of "$(perf_stats_snapshot)" callback)
@@ -276,7 +263,7 @@ sleep 1
 paused=$(($(stat_of "$(perf_stats_snapshot)" callback) - paused))
 check "watermarks: no sample while deactivated ($paused)" test "$paused" -eq 0
 # take a third of the memory: free drops below mid, and it is active
-"$BIN/hotcold" -m touch -H 1 -C $((free_pm * 1024 / 3000)) -s 0 -i /tmp/big.info &
+"$BIN/hotcold" -m touch -H 1 -C $((FREE_PM * 1024 / 3000)) -s 0 -i /tmp/big.info &
 big=$!
 check "watermarks: active again, DAMON finds the hot range" \
 	poll "$POLL_SECONDS" hot_range_found 0
