@@ -10,7 +10,8 @@
 # event, and a paddr context whose events leave out the physical addresses,
 # are refused cleanly; and kdamonds stopped while their areas fill
 # leave nothing behind (the debug kernel's kmemleak scan, in debug.sh,
-# covers that).
+# covers that); a context stopped while its watermarks deactivate it moves
+# its CPUs from BOUND to UNINIT, no illegal state change.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 trap 'stop_workload; damon_stop_all; trace_off; all_cpus_online' EXIT
@@ -238,6 +239,24 @@ check "... the kernel log names the bits it needs" log_has \
 	"PMU writes physical addresses only with config bits $(printf '%#x' "$PHYS") set (pa_enable)"
 damon_stop_all
 stop_workload
+
+echo "=== a context stopped while its watermarks deactivate it ==="
+# its events are disabled already: the stop releases them, BOUND to UNINIT
+start_workload -m touch -H 4 -C 32 -s 0
+setup_ctx vaddr "$AUX" $((HARDIRQ | 1 << BATCH_SHIFT))
+watermarks_deactivate
+BEFORE=$(perf_stats_snapshot)
+echo on >"$(kdamond_dir 0)/state"
+check "deactivated: the events are disabled (BOUND)" poll "$POLL_SECONDS" all_bound
+stop_ctx
+AFTER=$(perf_stats_snapshot)
+stop_workload
+check "deactivated, stopped: no illegal state change ($(delta illegal_state_changes))" \
+	test "$(delta illegal_state_changes)" -eq 0
+check "deactivated, stopped: every CPU shown is back to UNINIT" \
+	only_cpu_states UNINIT
+cat /tmp/states
+check "deactivated, stopped: the conservation laws hold" laws
 
 echo "=== kdamonds stopped while their areas fill ==="
 start_workload -m touch -H 4 -C 32 -s 0

@@ -2526,9 +2526,12 @@ void damon_perf_stop(struct damon_ctx *ctx)
 	/* AUX areas go with their events: stop them and take their records */
 	if (perf->aux_buf) {
 		cpus_read_lock();
-		perf->enabled = false;
-		for_each_online_cpu(cpu)
-			damon_perf_enable_cpu(perf, cpu, false);
+		/* paused, or never enabled: they are disabled already */
+		if (perf->enabled) {
+			perf->enabled = false;
+			for_each_online_cpu(cpu)
+				damon_perf_enable_cpu(perf, cpu, false);
+		}
 		cpus_read_unlock();
 		damon_perf_aux_drain(perf, damon_perf_view(perf) >= 0 ?
 				     DAMON_PERF_DRAIN_ACCOUNT :

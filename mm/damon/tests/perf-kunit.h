@@ -1585,13 +1585,10 @@ static void damon_perf_test_sleep_flood(struct kunit *test)
 
 	ctx = damon_new_ctx();
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
-	perf = kunit_kzalloc(test, sizeof(*perf), GFP_KERNEL);
+	perf = damon_perf_alloc(ctx);
 	KUNIT_ASSERT_NOT_NULL(test, perf);
-	perf->ctx = ctx;
 	ctx->perf = perf;
-	init_irq_work(&perf->kick, damon_perf_kick);
 	perf->kdamond = current;
-	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&perf->obs));
 	perf->rings = damon_perf_rings_alloc(&perf->obs,
 					     DAMON_PERF_RING_ORDER);
 	KUNIT_ASSERT_TRUE(test, perf->rings);
@@ -1613,11 +1610,8 @@ static void damon_perf_test_sleep_flood(struct kunit *test)
 	unregister_trace_damon_perf_drain(damon_perf_test_flood_probe, &flood);
 	tracepoint_synchronize_unregister();
 	irq_work_sync(&perf->kick);
-	damon_perf_rings_free(perf->rings);
-	damon_perf_obs_exit(&perf->obs);
-	damon_perf_free_view(perf);
-	kfree(perf->targets);
 	ctx->perf = NULL;
+	damon_perf_free(perf);
 	damon_destroy_ctx(ctx);
 }
 #endif	/* CONFIG_DAMON_PERF_OBSERVE */
