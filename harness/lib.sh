@@ -153,12 +153,14 @@ test_no_observe_data_path() {
 }
 
 # v1_commit: the commit of this repository whose series/ is v1, as posted:
-# the parent of the commit that took v1's 24th patch away for v2.  Found in
-# the history, which every clone has; a tag need not be fetched.
+# the parent of the commit that took v1's 24th patch away for v2 (by its
+# name: v2's patches are renumbered as patches come in).  Found in the
+# history, which every clone has; a tag need not be fetched.
 v1_commit() {
 	local v2
 
-	v2=$(git -C "$TOP" log -1 --format=%H --diff-filter=D -- 'series/0024-*')
+	v2=$(git -C "$TOP" log -1 --format=%H --diff-filter=D -- \
+		'series/0024-Docs-admin-guide-mm-damon-document-the-AUX-drain.patch')
 	[ -n "$v2" ] || die "no commit of $TOP's history takes v1's patch 24 away"
 	git -C "$TOP" rev-parse "$v2^"
 }
