@@ -139,9 +139,12 @@ check_maintainers() {
 
 	for p in $(patches); do
 		# a change to perf's core goes to the perf maintainers, one to
-		# DAMON core's and operations' files alone to DAMON's
+		# the CPU hotplug states to CPU hotplug's, one to DAMON core's
+		# and operations' files alone to DAMON's
 		if grep -q '^+++ b/kernel/events/' "$p"; then
 			entry="perf events" who='linux-perf-users@vger.kernel.org'
+		elif grep -qx '+++ b/include/linux/cpuhotplug.h' "$p"; then
+			entry="CPU HOTPLUG" who='tglx@linutronix.de'
 		elif ! grep '^+++ b/' "$p" | grep -qvE \
 			'^\+\+\+ b/(include/linux/damon\.h|mm/damon/(core|vaddr|paddr|ops-common)\.c|mm/damon/tests/(core|vaddr)-kunit\.h)$'; then
 			entry="DAMON" who='damon@lists.linux.dev'
