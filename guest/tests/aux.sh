@@ -167,7 +167,7 @@ storm storm 0 "$RECORD"
 echo "=== the storm with packed records and alignment packets ==="
 storm "packed storm" "$PACKED" "$PACKED_RECORD"
 
-echo "=== a CPU going offline: the records in its area are not lost ==="
+echo "=== a CPU going offline and online: no record lost, none made up ==="
 CPU1=/sys/devices/system/cpu/cpu1/online
 if [ -w "$CPU1" ]; then
 	# 500 records a second per CPU, drained once a second: no area fills,
@@ -178,7 +178,19 @@ if [ -w "$CPU1" ]; then
 	echo 1000000 >"$iv/sample_us"
 	echo 2000000 >"$iv/aggr_us"
 	BEFORE=$(perf_stats_snapshot)
+	# CPU hotplug: the PMU's callbacks, which reset its buffer, run before
+	# DAMON's on the way up, and after them on the way down
+	hp_order() {
+		awk -F': ' '$2 == "damon/test_pmu:online" { pmu = $1 }
+			$2 == "mm/damon/perf:online" { damon = $1 }
+			END { exit !(pmu != "" && damon != "" && pmu + 0 < damon + 0) }' \
+			/sys/devices/system/cpu/hotplug/states
+	}
+	check "hotplug: the PMU's state comes before DAMON's" hp_order
+	grep damon /sys/devices/system/cpu/hotplug/states || true
 	written=$(pmu_stat aux_records)
+	resets=$(pmu_stat aux_resets)
+	cpu_resets=$(pmu_stat cpu_resets)
 	cpu_aux_records >/tmp/aux-before
 	echo on >"$(kdamond_dir 0)/state"
 	cpu1_wrote() {
@@ -191,7 +203,14 @@ if [ -w "$CPU1" ]; then
 		! cpu_states | grep -q '^CPU0*1 [A-TV-Z]'
 	}
 	check "offline: CPU 1 is shown UNINIT" cpu1_uninit
+	# the PMU resets the buffer of a CPU coming online, as arm_spe_pmu
+	# does: an event enabled before that would write nothing
+	cpu1_before=$(pmu_stat aux_records_cpu1)
 	echo 1 >"$CPU1"
+	cpu1_wrote_again() {
+		[ $(($(pmu_stat aux_records_cpu1) - cpu1_before)) -gt 100 ]
+	}
+	check "online: CPU 1 writes records again" poll "$POLL_SECONDS" cpu1_wrote_again
 	stop_ctx
 	AFTER=$(perf_stats_snapshot)
 	stop_workload
@@ -200,6 +219,13 @@ if [ -w "$CPU1" ]; then
 		test "$(delta aux_records)" -eq "$written"
 	check "offline: no area overran ($(delta aux_truncated))" \
 		test "$(delta aux_truncated)" -eq 0
+	check "offline: no malformed packet ($(delta aux_malformed))" \
+		test "$(delta aux_malformed)" -eq 0
+	cpu_resets=$(($(pmu_stat cpu_resets) - cpu_resets))
+	check "offline, online: the PMU reset CPU 1's buffer ($cpu_resets times)" \
+		test "$cpu_resets" -ge 2
+	check "offline, online: no event ran on a buffer its PMU reset ($(($(pmu_stat aux_resets) - resets)))" \
+		test "$(pmu_stat aux_resets)" -eq "$resets"
 	check "offline: the conservation laws hold" laws
 else
 	echo "CPU 1 cannot go offline here: not tested"

@@ -1308,13 +1308,14 @@ static void damon_perf_aux_drain_event(struct damon_perf *perf,
  * @cpu is going offline, and its AUX areas go with its events: stop each
  * event, which makes the PMU driver publish what it wrote, and decode the
  * records that no drain has read into the ring of the CPU this runs on,
- * @cpu itself (the callbacks of CPUHP_AP_ONLINE_DYN run on the CPU going
- * down).  They stay there for the kdamond's next drain, which drains the
- * rings of offline CPUs too: the kdamond is the only consumer of the rings.
- * Records that do not fit count as overflows of the ring.  An overrun that
- * no drain has recovered from yet is counted as a drain would count it.
- * Called with the CPU hotplug lock held for write, which keeps the
- * kdamond's AUX drain, and so its use of the read buffer, out.
+ * @cpu itself (the callbacks of CPUHP_AP_DAMON_PERF_ONLINE run on the CPU
+ * going down, before the PMU driver's own callback resets it).  They stay
+ * there for the kdamond's next drain, which drains the rings of offline
+ * CPUs too: the kdamond is the only consumer of the rings.  Records that do
+ * not fit count as overflows of the ring.  An overrun that no drain has
+ * recovered from yet is counted as a drain would count it.  Called with the
+ * CPU hotplug lock held for write, which keeps the kdamond's AUX drain, and
+ * so its use of the read buffer, out.
  */
 static void damon_perf_aux_offline(struct damon_perf *perf, unsigned int cpu)
 {
@@ -2677,14 +2678,21 @@ static int __init damon_perf_init(void)
 {
 	int ret;
 
-	ret = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "mm/damon/perf:online",
+	/*
+	 * After the dynamic states, where PMU drivers such as arm_spe_pmu
+	 * reset the PMU of a CPU: on the way up, the events of a CPU are
+	 * enabled once that is done, and, on the way down, their AUX areas
+	 * are read before.
+	 */
+	ret = cpuhp_setup_state_multi(CPUHP_AP_DAMON_PERF_ONLINE,
+				      "mm/damon/perf:online",
 				      damon_perf_cpu_online,
 				      damon_perf_cpu_offline);
-	if (ret < 0) {
+	if (ret) {
 		pr_err("cannot register CPU hotplug callbacks: %d\n", ret);
 		return ret;
 	}
-	damon_perf_hp_state = ret;
+	damon_perf_hp_state = CPUHP_AP_DAMON_PERF_ONLINE;
 	return 0;
 }
 

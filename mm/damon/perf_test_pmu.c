@@ -29,7 +29,11 @@
  *   below): one transaction for as long as the event runs, records made
  *   visible only when they reach the limit it sets (the watermark, or the
  *   space left) and at stop, and after an overrun it stays stopped until
- *   the perf core calls pmu->start() again.  Its records are padded to 64
+ *   the perf core calls pmu->start() again; and, as arm_spe_pmu's CPU
+ *   hotplug callbacks do, a dynamic CPU hotplug state of its own resets the
+ *   buffer of a CPU coming online or going offline under a running event,
+ *   which then writes nothing more, and publishes a size worked out from a
+ *   write pointer of zero at its next pmu->stop().  Its records are padded to 64
  *   bytes, or, with the packed bit, written at their own length one after
  *   the other, as an implementation that aligns them to no boundary does,
  *   with an alignment packet after every fourth.  Either way, as with
@@ -51,6 +55,7 @@
 
 #include <linux/bitfield.h>
 #include <linux/unaligned.h>
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/damon.h>
 #include <linux/debugfs.h>
@@ -120,6 +125,9 @@ enum damon_test_pmu_deliver {
  *		unless the area overran.
  * @aux_room:	Bytes the transaction may write: up to the limit.
  * @aux_written: Bytes written in the transaction, not yet made visible.
+ * @buf_reset:	Whether the CPU hotplug callback reset the buffer under the
+ *		open transaction; written with interrupts off on the event's
+ *		CPU.
  */
 struct damon_test_event {
 	struct perf_event *event;
@@ -138,6 +146,7 @@ struct damon_test_event {
 	bool aux_open;
 	unsigned long aux_room;
 	unsigned long aux_written;
+	bool buf_reset;
 };
 
 /*
@@ -175,13 +184,16 @@ enum damon_test_pmu_stat {
 	DAMON_TEST_PMU_AUX_LOST,
 	DAMON_TEST_PMU_AUX_STARTS,
 	DAMON_TEST_PMU_AUX_STOPPED,
+	DAMON_TEST_PMU_CPU_RESETS,
+	DAMON_TEST_PMU_AUX_RESETS,
 	DAMON_TEST_PMU_NR_STATS,
 };
 
 static const char * const damon_test_pmu_stat_names[] = {
 	"interrupts", "records", "overflow_calls", "output_calls",
 	"throttled", "no_task_work", "aux_records", "aux_truncated",
-	"aux_limits", "aux_lost", "aux_starts", "aux_stopped",
+	"aux_limits", "aux_lost", "aux_starts", "aux_stopped", "cpu_resets",
+	"aux_resets",
 };
 
 static DEFINE_PER_CPU(unsigned long[DAMON_TEST_PMU_NR_STATS],
@@ -492,6 +504,21 @@ static void damon_test_aux_end(struct damon_test_event *te)
 }
 
 /*
+ * Close the open transaction of @te after the CPU hotplug callback reset the
+ * buffer: as arm_spe_perf_aux_output_end() does with PMBPTR_EL1 zero, the
+ * size published is the distance from the head to address zero, here from
+ * the address of the area's first page, as SPE's from its mapping.
+ */
+static void damon_test_aux_end_reset(struct damon_test_event *te)
+{
+	struct damon_test_aux *buf = perf_get_aux(&te->handle);
+	unsigned long base = (unsigned long)buf->pages[0];
+
+	te->aux_written = 0UL - base - te->handle.head % buf->size;
+	damon_test_aux_end(te);
+}
+
+/*
  * The buffer interrupt: the limit is reached.  The transaction is
  * committed and a new one opened; if that fails, the PMU stops, as
  * arm_spe_pmu_stop() from the interrupt handler does.  Returns whether the
@@ -526,7 +553,7 @@ static void damon_test_pmu_aux_deliver(struct damon_test_event *te, u64 addr,
 	unsigned long at;
 	u64 a, phys;
 
-	if (READ_ONCE(te->stopped) || !te->aux_open)
+	if (READ_ONCE(te->stopped) || !te->aux_open || READ_ONCE(te->buf_reset))
 		return;
 	buf = perf_get_aux(&te->handle);
 	if (packed)
@@ -841,6 +868,8 @@ static void damon_test_pmu_start(struct perf_event *event, int flags)
 	event->hw.state = 0;
 	if (te->aux) {
 		damon_test_pmu_count(DAMON_TEST_PMU_AUX_STARTS);
+		/* the buffer is programmed again */
+		WRITE_ONCE(te->buf_reset, false);
 		/* as arm_spe_pmu_start(): no transaction, no sampling */
 		if (damon_test_aux_begin(te)) {
 			event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
@@ -870,7 +899,9 @@ static void damon_test_pmu_stop(struct perf_event *event, int flags)
 		hrtimer_try_to_cancel(&te->timer);
 	/* an NMI from here on sees @stopped and keeps off the transaction */
 	barrier();
-	if (te->aux_open)
+	if (te->aux_open && te->buf_reset)
+		damon_test_aux_end_reset(te);
+	else if (te->aux_open)
 		damon_test_aux_end(te);
 	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
 }
@@ -935,6 +966,37 @@ static void *damon_test_pmu_setup_aux(struct perf_event *event, void **pages,
 static void damon_test_pmu_free_aux(void *aux)
 {
 	kfree(aux);
+}
+
+/* The dynamic CPU hotplug state, or CPUHP_INVALID. */
+static enum cpuhp_state damon_test_pmu_hp_state = CPUHP_INVALID;
+
+/*
+ * The CPU hotplug callback, on the way up and on the way down, on @cpu
+ * itself: as __arm_spe_pmu_reset_local(), it stops the buffer and zeroes its
+ * write pointer, whether an event runs or not, and leaves the event's state
+ * alone.
+ */
+static int damon_test_pmu_reset_cpu(unsigned int cpu)
+{
+	struct damon_test_pmu_cpu *pc = per_cpu_ptr(&damon_test_pmu_cpu, cpu);
+	struct damon_test_event *te;
+	unsigned long flags;
+	unsigned int i;
+
+	WARN_ON_ONCE(cpu != smp_processor_id());
+	/* the timer and the NMI handler of the events run on @cpu only */
+	local_irq_save(flags);
+	damon_test_pmu_count(DAMON_TEST_PMU_CPU_RESETS);
+	for (i = 0; i < DAMON_TEST_PMU_SLOTS; i++) {
+		te = pc->slots[i];
+		if (te && te->aux && te->aux_open && !te->buf_reset) {
+			WRITE_ONCE(te->buf_reset, true);
+			damon_test_pmu_count(DAMON_TEST_PMU_AUX_RESETS);
+		}
+	}
+	local_irq_restore(flags);
+	return 0;
 }
 
 /*
@@ -1097,9 +1159,22 @@ static int __init damon_test_pmu_init(void)
 #if DAMON_TEST_PMU_HAS_NMI
 	err = register_nmi_handler(NMI_LOCAL, damon_test_pmu_nmi, 0,
 				   "damon_test_pmu");
-	if (err)
-		goto out;
+	if (err) {
+		kfree(half);
+		return err;
+	}
 #endif
+	/*
+	 * As arm_spe_pmu, which sets its CPUs up in its hotplug state before
+	 * it registers its PMU: set up at load, the state comes after DAMON's
+	 * if DAMON's is a dynamic one too.
+	 */
+	err = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "damon/test_pmu:online",
+				damon_test_pmu_reset_cpu,
+				damon_test_pmu_reset_cpu);
+	if (err < 0)
+		goto fail_nmi;
+	damon_test_pmu_hp_state = err;
 	err = damon_test_pmu_register(&damon_test_pmus[0], "damon_test", 0,
 				      cpu_possible_mask, false) ?:
 		damon_test_pmu_register(&damon_test_pmus[1], "damon_test_ibs",
@@ -1111,19 +1186,23 @@ static int __init damon_test_pmu_init(void)
 					PERF_PMU_CAP_EXCLUSIVE |
 					PERF_PMU_CAP_ITRACE,
 					cpu_possible_mask, true);
-	if (err) {
-		damon_test_pmu_unregister_all();
-#if DAMON_TEST_PMU_HAS_NMI
-		unregister_nmi_handler(NMI_LOCAL, "damon_test_pmu");
-#endif
-		goto out;
-	}
+	if (err)
+		goto fail;
 	damon_test_pmu_dir = debugfs_create_dir("damon_test_pmu", NULL);
 	debugfs_create_file("stats", 0400, damon_test_pmu_dir, NULL,
 			    &damon_test_pmu_stats_fops);
 	debugfs_create_atomic_t("pass", 0600, damon_test_pmu_dir,
 				&damon_test_pmu_pass);
-out:
+	kfree(half);
+	return 0;
+
+fail:
+	damon_test_pmu_unregister_all();
+	cpuhp_remove_state(damon_test_pmu_hp_state);
+fail_nmi:
+#if DAMON_TEST_PMU_HAS_NMI
+	unregister_nmi_handler(NMI_LOCAL, "damon_test_pmu");
+#endif
 	kfree(half);
 	return err;
 }
@@ -1148,6 +1227,7 @@ static void __exit damon_test_pmu_exit(void)
 	}
 	/* the callbacks are past their atomic_dec(), interrupts off */
 	synchronize_rcu();
+	cpuhp_remove_state(damon_test_pmu_hp_state);
 #if DAMON_TEST_PMU_HAS_NMI
 	unregister_nmi_handler(NMI_LOCAL, "damon_test_pmu");
 #endif
