@@ -20,23 +20,23 @@
  *   of each interrupt to perf_event_output(), if the event's attributes let
  *   the x86 driver pick large PEBS;
  * - besides "damon_test", it registers "damon_test_ibs", which has
- *   PERF_PMU_CAP_NO_EXCLUDE like the IBS PMUs, "damon_test_hybrid",
- *   which covers only the first half of the CPUs, like a hybrid PMU, and
+ *   PERF_PMU_CAP_NO_EXCLUDE like the IBS PMUs, "damon_test_hybrid", which
+ *   covers only the first half of the CPUs, like a hybrid PMU, and
  *   "damon_test_aux", which, like ARM SPE, calls no overflow handler but
  *   writes records in SPE's format into the event's AUX area, with physical
  *   address packets only if asked in config (the phys bit, its pa_enable),
- *   and refuses freq.  It treats the area as arm_spe_pmu does (see the AUX section
- *   below): one transaction for as long as the event runs, records made
- *   visible only when they reach the limit it sets (the watermark, or the
- *   space left) and at stop, and after an overrun it stays stopped until
- *   the perf core calls pmu->start() again; and, as arm_spe_pmu's CPU
+ *   and refuses freq.  It treats the area as arm_spe_pmu does (see the AUX
+ *   section below): one transaction for as long as the event runs, records
+ *   made visible only when they reach the limit it sets (the watermark, or
+ *   the space left) and at stop, and after an overrun it stays stopped
+ *   until the perf core calls pmu->start() again; and, as arm_spe_pmu's CPU
  *   hotplug callbacks do, a dynamic CPU hotplug state of its own resets the
  *   buffer of a CPU coming online or going offline under a running event,
  *   which then writes nothing more, and publishes a size worked out from a
- *   write pointer of zero at its next pmu->stop().  Its records are padded to 64
- *   bytes, or, with the packed bit, written at their own length one after
- *   the other, as an implementation that aligns them to no boundary does,
- *   with an alignment packet after every fourth.  Either way, as with
+ *   write pointer of zero at its next pmu->stop().  Its records are padded
+ *   to 64 bytes, or, with the packed bit, written at their own length one
+ *   after the other, as an implementation that aligns them to no boundary
+ *   does, with an alignment packet after every fourth.  Either way, as with
  *   arm_spe_pmu, the room before a limit too small for a record is padded,
  *   so no record runs across a limit, which is always a page boundary.
  *
