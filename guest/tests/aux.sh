@@ -191,16 +191,18 @@ if [ -w "$CPU1" ]; then
 	written=$(pmu_stat aux_records)
 	resets=$(pmu_stat aux_resets)
 	cpu_resets=$(pmu_stat cpu_resets)
-	cpu_aux_records >/tmp/aux-before
+	# cpu1_wrote SINCE N: CPU 1 wrote more than N records since its
+	# count was SINCE
+	cpu1_wrote() {
+		[ $(($(pmu_stat aux_records_cpu1) - $1)) -gt "$2" ]
+	}
+	cpu1_before=$(pmu_stat aux_records_cpu1)
 	echo on >"$(kdamond_dir 0)/state"
 	# round the area twice: what lies past its head then is records
 	# already read, which a head moved too far would decode again
 	laps=$((2 * AREA / RECORD))
-	cpu1_wrote() {
-		cpu_aux_written /tmp/aux-before |
-			awk -v n="$laps" '$1 == 1 && $2 > n { ok = 1 } END { exit !ok }'
-	}
-	check "offline: CPU 1 writes more than $laps records" poll "$POLL_SECONDS" cpu1_wrote
+	check "offline: CPU 1 writes more than $laps records" \
+		poll "$POLL_SECONDS" cpu1_wrote "$cpu1_before" "$laps"
 	echo 0 >"$CPU1"
 	cpu1_uninit() {
 		! cpu_states | grep -q '^CPU0*1 [A-TV-Z]'
@@ -210,10 +212,8 @@ if [ -w "$CPU1" ]; then
 	# does: an event enabled before that would write nothing
 	cpu1_before=$(pmu_stat aux_records_cpu1)
 	echo 1 >"$CPU1"
-	cpu1_wrote_again() {
-		[ $(($(pmu_stat aux_records_cpu1) - cpu1_before)) -gt 100 ]
-	}
-	check "online: CPU 1 writes records again" poll "$POLL_SECONDS" cpu1_wrote_again
+	check "online: CPU 1 writes records again" \
+		poll "$POLL_SECONDS" cpu1_wrote "$cpu1_before" 100
 	stop_ctx
 	AFTER=$(perf_stats_snapshot)
 	stop_workload
