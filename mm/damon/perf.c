@@ -1681,6 +1681,50 @@ void damon_perf_sync_regions(struct damon_ctx *ctx)
 	perf->commit_seen = true;
 }
 
+/**
+ * damon_perf_walk_busy() - Call a function on the regions that may be counted.
+ * @ctx:	The context.
+ * @fn:		The function, called with each region and @arg.
+ * @arg:	The second argument of @fn.
+ *
+ * Called by DAMON core at the end of an aggregation, which at one region a
+ * page would otherwise walk hundreds of thousands of regions to change those
+ * few that were accessed.  Calls @fn on each region of @ctx that may have a
+ * &damon_region->nr_accesses or ->last_nr_accesses other than zero, which
+ * are among the warm ones (see damon_perf_warm()), if the view still lays out
+ * the regions.  Every other region has both at zero.  The regions must be up
+ * to date with the last access check, as they are at an aggregation's end
+ * (see damon_perf_core_reads()).
+ *
+ * Return: whether it called @fn on every such region: false if @ctx does not
+ * sample, or its regions were laid out anew, or changed, since the last
+ * access check.
+ */
+bool damon_perf_walk_busy(struct damon_ctx *ctx,
+			  void (*fn)(struct damon_region *r, void *arg),
+			  void *arg)
+{
+	struct damon_perf *perf = ctx->perf;
+	struct damon_perf_target *pt;
+	struct damon_target *t;
+	unsigned int i = 0, w;
+
+	if (!perf || !perf->view_valid)
+		return false;
+	damon_for_each_target(t, ctx) {
+		if (i == perf->nr_targets)
+			return false;
+		pt = &perf->targets[i++];
+		if (pt->gen != t->regions_gen)
+			return false;
+	}
+	if (i != perf->nr_targets)
+		return false;
+	for (w = 0; w < perf->nr_warm; w++)
+		fn(perf->regions[perf->warm[w]], arg);
+	return true;
+}
+
 /*
  * A producer filled its ring to half: have the kdamond drain.  Runs on that
  * producer's CPU, in hard interrupt context.

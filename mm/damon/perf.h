@@ -19,6 +19,9 @@ void damon_perf_resume(struct damon_ctx *ctx);
 void damon_perf_sleep(struct damon_ctx *ctx, unsigned long usecs);
 unsigned int damon_perf_check_accesses(struct damon_ctx *ctx);
 void damon_perf_sync_regions(struct damon_ctx *ctx);
+bool damon_perf_walk_busy(struct damon_ctx *ctx,
+			  void (*fn)(struct damon_region *r, void *arg),
+			  void *arg);
 void damon_perf_stop(struct damon_ctx *ctx);
 int damon_perf_commit(struct damon_ctx *dst, struct damon_ctx *src);
 
@@ -74,6 +77,13 @@ static inline unsigned int damon_perf_check_accesses(struct damon_ctx *ctx)
 
 static inline void damon_perf_sync_regions(struct damon_ctx *ctx)
 {
+}
+
+static inline bool
+damon_perf_walk_busy(struct damon_ctx *ctx,
+		     void (*fn)(struct damon_region *r, void *arg), void *arg)
+{
+	return false;
 }
 
 static inline void damon_perf_stop(struct damon_ctx *ctx)

@@ -317,6 +317,12 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 		KUNIT_EXPECT_TRUE_MSG(test, ok, "interval %u", k);
 		if (!ok)
 			break;
+		/* every region DAMON core's reset would change is warm */
+		for (i = 0; i < NR; i++)
+			ok &= perf->est[i].warm ||
+				(!perf->regions[i]->nr_accesses &&
+				 !perf->regions[i]->last_nr_accesses);
+		KUNIT_EXPECT_TRUE_MSG(test, ok, "warm, interval %u", k);
 		if (!(k % AGGR)) {
 			/* as kdamond_reset_aggregated() does */
 			i = 0;
@@ -508,6 +514,20 @@ static void damon_perf_test_idle_aggr(struct kunit *test,
 	damon_perf_sync(perf, attrs);
 }
 
+struct damon_perf_test_walk {
+	struct damon_region *last;
+	unsigned int nr;
+};
+
+/* Counts the calls of damon_perf_walk_busy()'s function, in @arg. */
+static void damon_perf_test_busy(struct damon_region *r, void *arg)
+{
+	struct damon_perf_test_walk *walk = arg;
+
+	walk->last = r;
+	walk->nr++;
+}
+
 /*
  * A sync walks the warm regions only: those sampled since the last, those
  * with a credit worth an interval, and those whose last_nr_accesses or
@@ -521,9 +541,10 @@ static void damon_perf_test_warm(struct kunit *test)
 		.sample_interval = 5000,
 		.aggr_interval = 5000 * AGGR,
 	};
+	struct damon_perf_test_walk walk = {};
 	struct damon_perf *perf;
-	struct damon_target *t;
 	struct damon_region *r;
+	struct damon_target *t;
 	struct damon_ctx *ctx;
 	unsigned int i, k;
 
@@ -566,6 +587,19 @@ static void damon_perf_test_warm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 1U, perf->nr_warm);
 	KUNIT_EXPECT_EQ(test, 0U, perf->regions[5]->nr_accesses_bp);
 	KUNIT_EXPECT_EQ(test, 25000U, perf->regions[3]->nr_accesses_bp);
+
+	/* DAMON core's walk at the aggregation's end visits region 5 */
+	ctx->perf = perf;
+	KUNIT_EXPECT_TRUE(test, damon_perf_walk_busy(ctx, damon_perf_test_busy,
+						     &walk));
+	KUNIT_EXPECT_PTR_EQ(test, perf->regions[5], walk.last);
+	KUNIT_EXPECT_EQ(test, 1U, walk.nr);
+	/* and none once the regions may have changed */
+	t->regions_gen++;
+	KUNIT_EXPECT_FALSE(test, damon_perf_walk_busy(ctx, damon_perf_test_busy,
+						      &walk));
+	t->regions_gen--;
+	ctx->perf = NULL;
 
 	/* and another: none is warm */
 	damon_perf_test_idle_aggr(test, perf, t, &attrs, AGGR);
