@@ -392,7 +392,7 @@ def unmonitored(a, wl):
 
 
 def exp_kdamond(a):
-    for ws in ([64] if a.quick else [64, 256, 1024]):
+    for ws in ([64] if a.quick else a.ws):
         wl = Workload(ws, ws // 8, 'fault')
         try:
             for label, regions in region_cells(ws, a.quick):
@@ -400,7 +400,7 @@ def exp_kdamond(a):
                     # the same workload with nothing monitoring it, in this
                     # rep, for the modes' slowdown in the same cell
                     none_pages, none_ns = unmonitored(a, wl)
-                    for mode in MODES:
+                    for mode in [m for m in MODES if m in a.modes]:
                         with sampling(wl.pid, regions, event_of(mode, wl),
                                       a.warmup) as pid:
                             r = window(a.window, pid, wl)
@@ -926,7 +926,11 @@ def main():
     p.add_argument('--exp', nargs='*',
                    default=[e for e in EXPERIMENTS if e != 'insns'])
     p.add_argument('--modes', nargs='*', default=MODES, choices=MODES,
-                   help='modes of the accuracy and patterns experiments')
+                   help='modes of the kdamond, accuracy and patterns '
+                   'experiments')
+    p.add_argument('--ws', nargs='*', type=int, default=[64, 256, 1024],
+                   metavar='MIB', help='working sets of the kdamond '
+                   'experiment')
     p.add_argument('--regions', action='store_true',
                    help='keep some aggregations\' regions in the patterns '
                    'records')
