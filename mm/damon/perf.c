@@ -881,27 +881,38 @@ static int damon_perf_build_view(struct damon_perf *perf)
 }
 
 /*
- * Whether the view still lays out the regions, after DAMON core had them:
- * the same targets, none of whose regions were added, removed or resized.
+ * Whether the regions are as the view laid them out: the same targets, none
+ * of whose regions were added, removed or resized since.
+ */
+static bool damon_perf_layout_holds(struct damon_perf *perf)
+{
+	struct damon_target *t;
+	unsigned int i = 0;
+
+	damon_for_each_target(t, perf->ctx) {
+		if (i == perf->nr_targets ||
+		    perf->targets[i++].gen != t->regions_gen)
+			return false;
+	}
+	return i == perf->nr_targets;
+}
+
+/*
+ * Whether the view still lays out the regions, after DAMON core had them.
  * Each target's process is looked up again, in case it exited.
  */
 static bool damon_perf_view_holds(struct damon_perf *perf)
 {
 	struct damon_ctx *ctx = perf->ctx;
-	struct damon_perf_target *pt;
 	struct damon_target *t;
 	unsigned int i = 0;
 
-	damon_for_each_target(t, ctx) {
-		if (i == perf->nr_targets)
-			return false;
-		pt = &perf->targets[i++];
-		if (pt->gen != t->regions_gen)
-			return false;
-		/* a relayout looks every process up again anyway */
-		pt->tgid = damon_perf_tgid(ctx, t);
-	}
-	return i == perf->nr_targets;
+	if (!damon_perf_layout_holds(perf))
+		return false;
+	/* a relayout looks every process up again anyway */
+	damon_for_each_target(t, ctx)
+		perf->targets[i++].tgid = damon_perf_tgid(ctx, t);
+	return true;
 }
 
 /*
@@ -1696,29 +1707,18 @@ void damon_perf_sync_regions(struct damon_ctx *ctx)
  * to date with the last access check, as they are at an aggregation's end
  * (see damon_perf_core_reads()).
  *
- * Return: whether it called @fn on every such region: false if @ctx does not
- * sample, or its regions were laid out anew, or changed, since the last
- * access check.
+ * Return: whether it called @fn on every such region: false, calling it on
+ * none, if @ctx does not sample, its view is not laid out, or DAMON core
+ * changed the regions or the targets since it was.
  */
 bool damon_perf_walk_busy(struct damon_ctx *ctx,
 			  void (*fn)(struct damon_region *r, void *arg),
 			  void *arg)
 {
 	struct damon_perf *perf = ctx->perf;
-	struct damon_perf_target *pt;
-	struct damon_target *t;
-	unsigned int i = 0, w;
+	unsigned int w;
 
-	if (!perf || !perf->view_valid)
-		return false;
-	damon_for_each_target(t, ctx) {
-		if (i == perf->nr_targets)
-			return false;
-		pt = &perf->targets[i++];
-		if (pt->gen != t->regions_gen)
-			return false;
-	}
-	if (i != perf->nr_targets)
+	if (!perf || !perf->view_valid || !damon_perf_layout_holds(perf))
 		return false;
 	for (w = 0; w < perf->nr_warm; w++)
 		fn(perf->regions[perf->warm[w]], arg);

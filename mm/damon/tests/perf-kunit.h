@@ -238,8 +238,8 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 	struct damon_target *t;
 	struct damon_ctx *ctx;
 	struct rnd_state rnd;
+	bool ok, warm[NR];
 	u32 *credit;
-	bool ok;
 
 	prandom_seed_state(&rnd, 42);
 	eager = kunit_kcalloc(test, NR, sizeof(*eager), GFP_KERNEL);
@@ -317,11 +317,16 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 		KUNIT_EXPECT_TRUE_MSG(test, ok, "interval %u", k);
 		if (!ok)
 			break;
-		/* every region DAMON core's reset would change is warm */
+		/*
+		 * every region DAMON core's reset would change is in the warm
+		 * list, which damon_perf_walk_busy() walks
+		 */
+		memset(warm, 0, sizeof(warm));
+		for (i = 0; i < perf->nr_warm; i++)
+			warm[perf->warm[i]] = true;
 		for (i = 0; i < NR; i++)
-			ok &= perf->est[i].warm ||
-				(!perf->regions[i]->nr_accesses &&
-				 !perf->regions[i]->last_nr_accesses);
+			ok &= warm[i] || (!perf->regions[i]->nr_accesses &&
+					  !perf->regions[i]->last_nr_accesses);
 		KUNIT_EXPECT_TRUE_MSG(test, ok, "warm, interval %u", k);
 		if (!(k % AGGR)) {
 			/* as kdamond_reset_aggregated() does */
@@ -598,6 +603,7 @@ static void damon_perf_test_warm(struct kunit *test)
 	t->regions_gen++;
 	KUNIT_EXPECT_FALSE(test, damon_perf_walk_busy(ctx, damon_perf_test_busy,
 						      &walk));
+	KUNIT_EXPECT_EQ(test, 1U, walk.nr);
 	t->regions_gen--;
 	ctx->perf = NULL;
 
