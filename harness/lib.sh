@@ -118,6 +118,13 @@ kunit_log_passed() {
 	shift
 	python3 "$SRC_DIR/tools/testing/kunit/kunit.py" parse "$log" >"$parsed" || true
 	cat "$parsed"
+	# What failed, as [FAIL] lines for make check's summary: each failed
+	# expectation with the line after it, then the failed cases and suites.
+	# shellcheck disable=SC2016 # an awk program
+	awk '{ sub(/^\[[0-9:]+\] +/, "") }
+		/(EXPECTATION|ASSERTION) FAILED/ { print "[FAIL] " $0; n = 1; next }
+		n { print "[FAIL] " $0; n = 0 }
+		/^\[(FAILED|CRASHED)\] / { print "[FAIL] " $0 }' "$parsed"
 	grep -q 'Testing complete. Ran [1-9][0-9]* tests: passed: [1-9]' "$parsed" &&
 		! grep -q 'failed: [1-9]\|crashed: [1-9]\|errors: [1-9]' "$parsed" ||
 		return 1
