@@ -158,12 +158,15 @@ struct damon_perf_carry {
  * @nr:		Number of the target's regions.
  * @gen:	The target's &damon_target->regions_gen when its regions were
  *		laid out.
+ * @hint:	Index, among the target's regions, of the one its last record
+ *		hit, where the search for the next record starts.
  */
 struct damon_perf_target {
 	pid_t tgid;
 	unsigned int first;
 	unsigned int nr;
 	unsigned long gen;
+	unsigned int hint;
 };
 
 /*
@@ -852,6 +855,7 @@ static int damon_perf_build_view(struct damon_perf *perf)
 		pt->first = i;
 		pt->nr = damon_nr_regions(t);
 		pt->gen = t->regions_gen;
+		pt->hint = 0;
 		damon_for_each_region(r, t) {
 			struct damon_perf_est *est = &perf->est[i];
 
@@ -933,22 +937,43 @@ static int damon_perf_view(struct damon_perf *perf)
 }
 
 /**
- * damon_perf_find_region() - Binary search for the range holding an address.
+ * damon_perf_find_region() - Find the range holding an address.
  * @ranges:	Address ranges of regions, in address order, not overlapping.
  * @nr:		Number of @ranges.
  * @addr:	The address.
+ * @hint:	Index of the range the search looks at first, and the one after
+ *		it, before a binary search of the rest; set to the range found.
+ *		Any value is safe.
+ *
+ * A writer that walks its memory in order, as a page-fault event sees one
+ * do, hits the range it hit last or the next one: two looks find those.
  *
  * Return: index of the range in @ranges, or -(&enum damon_perf_miss + 1)
  * if no range holds @addr.
  */
 static int damon_perf_find_region(const struct damon_addr_range *ranges,
-				  unsigned int nr, unsigned long addr)
+				  unsigned int nr, unsigned long addr,
+				  unsigned int *hint)
 {
-	unsigned int lo = 0, hi = nr;
+	unsigned int lo = 0, hi = nr, h = *hint;
 
 	if (!nr || addr < ranges[0].start || addr >= ranges[nr - 1].end)
 		return -(DAMON_PERF_MISS_BOUND + 1);
-	/* find the last range that starts at or below @addr */
+	if (h < nr && addr >= ranges[h].start) {
+		if (addr < ranges[h].end)
+			return h;
+		lo = h;
+		if (h + 1 < nr && addr >= ranges[h + 1].start) {
+			if (addr < ranges[h + 1].end) {
+				*hint = h + 1;
+				return h + 1;
+			}
+			lo = h + 1;
+		}
+	} else if (h < nr) {
+		hi = h;
+	}
+	/* the last range in [@lo, @hi) that starts at or below @addr */
 	while (hi - lo > 1) {
 		unsigned int mid = lo + (hi - lo) / 2;
 
@@ -957,8 +982,10 @@ static int damon_perf_find_region(const struct damon_addr_range *ranges,
 		else
 			hi = mid;
 	}
-	if (addr < ranges[lo].end)
+	if (addr < ranges[lo].end) {
+		*hint = lo;
 		return lo;
+	}
 	return -(DAMON_PERF_MISS_REGION + 1);
 }
 
@@ -989,7 +1016,7 @@ static int damon_perf_match(struct damon_perf *perf,
 	if (!pt)
 		return -(DAMON_PERF_MISS_TGID + 1);
 	idx = damon_perf_find_region(perf->ranges + pt->first, pt->nr,
-				     rec->addr);
+				     rec->addr, &pt->hint);
 	return idx < 0 ? idx : pt->first + idx;
 }
 

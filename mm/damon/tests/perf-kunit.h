@@ -74,35 +74,138 @@ damon_perf_test_regions(struct kunit *test, struct damon_region **r,
 /* What damon_perf_find_region() and damon_perf_match() return for @miss. */
 #define DAMON_PERF_TEST_MISS(miss)	(-((int)(miss) + 1))
 
+/*
+ * damon_perf_find_region() from every hint, and from one past the ranges:
+ * the same answer from each, with the hint left at the range found, or as
+ * it was after a miss.  Returns the answer, or INT_MIN if hints disagree.
+ */
+static int damon_perf_test_find(struct kunit *test,
+				const struct damon_addr_range *ranges,
+				unsigned int nr, unsigned long addr)
+{
+	int want = INT_MIN, idx;
+	unsigned int h, hint;
+
+	for (h = 0; h <= nr + 1; h++) {
+		hint = h <= nr ? h : UINT_MAX;
+		idx = damon_perf_find_region(ranges, nr, addr, &hint);
+		if (h == 0)
+			want = idx;
+		KUNIT_EXPECT_EQ_MSG(test, want, idx, "%lu from hint %u", addr,
+				    h);
+		if (idx != want)
+			return INT_MIN;
+		KUNIT_EXPECT_EQ(test, idx < 0 ? (h <= nr ? h : UINT_MAX) :
+				(unsigned int)idx, hint);
+	}
+	return want;
+}
+
+/*
+ * The range an address falls in, or its miss, by a look at each of @nr
+ * @ranges: what damon_perf_find_region() answers, by other means.
+ */
+static int damon_perf_test_find_linear(const struct damon_addr_range *ranges,
+				       unsigned int nr, unsigned long addr)
+{
+	unsigned int i;
+
+	if (!nr || addr < ranges[0].start || addr >= ranges[nr - 1].end)
+		return DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_BOUND);
+	for (i = 0; i < nr; i++) {
+		if (addr >= ranges[i].start && addr < ranges[i].end)
+			return i;
+	}
+	return DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_REGION);
+}
+
+/*
+ * A lookup of @addr in @nr @ranges from the hint at @hint, carried on:
+ * whether it found what a look at each range finds.
+ */
+static bool damon_perf_test_hint(struct kunit *test,
+				 const struct damon_addr_range *ranges,
+				 unsigned int nr, unsigned long addr,
+				 unsigned int *hint)
+{
+	int want = damon_perf_test_find_linear(ranges, nr, addr);
+	unsigned int before = *hint;
+	int idx = damon_perf_find_region(ranges, nr, addr, hint);
+
+	KUNIT_EXPECT_EQ_MSG(test, want, idx, "%lu from hint %u", addr, before);
+	return idx == want;
+}
+
 static void damon_perf_test_find_region(struct kunit *test)
 {
 	const int gap = DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_REGION);
 	const int out = DAMON_PERF_TEST_MISS(DAMON_PERF_MISS_BOUND);
+	enum { NR = 64, LOOKUPS = 10000 };
+	struct damon_addr_range *many;
 	struct damon_region *r[4];
 	struct damon_addr_range ranges[4];
 	struct damon_target *t = damon_perf_test_regions(test, r, ranges);
+	unsigned int i, hint = 0, before, nr_next = 0;
+	unsigned long addr, last;
+	struct rnd_state rnd;
 
 	/* first, middle and last regions, at their edges */
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(ranges, 3, 10));
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(ranges, 3, 19));
-	KUNIT_EXPECT_EQ(test, 1, damon_perf_find_region(ranges, 3, 20));
-	KUNIT_EXPECT_EQ(test, 2, damon_perf_find_region(ranges, 3, 40));
-	KUNIT_EXPECT_EQ(test, 2, damon_perf_find_region(ranges, 3, 49));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_test_find(test, ranges, 3, 10));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_test_find(test, ranges, 3, 19));
+	KUNIT_EXPECT_EQ(test, 1, damon_perf_test_find(test, ranges, 3, 20));
+	KUNIT_EXPECT_EQ(test, 2, damon_perf_test_find(test, ranges, 3, 40));
+	KUNIT_EXPECT_EQ(test, 2, damon_perf_test_find(test, ranges, 3, 49));
 
 	/* the gap between regions */
-	KUNIT_EXPECT_EQ(test, gap, damon_perf_find_region(ranges, 3, 30));
-	KUNIT_EXPECT_EQ(test, gap, damon_perf_find_region(ranges, 3, 39));
+	KUNIT_EXPECT_EQ(test, gap, damon_perf_test_find(test, ranges, 3, 30));
+	KUNIT_EXPECT_EQ(test, gap, damon_perf_test_find(test, ranges, 3, 39));
 
 	/* outside the bounds */
-	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(ranges, 3, 9));
-	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(ranges, 3, 50));
-	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(ranges, 0, 15));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_test_find(test, ranges, 3, 9));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_test_find(test, ranges, 3, 50));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_test_find(test, ranges, 0, 15));
 
 	/* a single region */
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(&ranges[3], 1, 100));
-	KUNIT_EXPECT_EQ(test, 0, damon_perf_find_region(&ranges[3], 1, 199));
-	KUNIT_EXPECT_EQ(test, out, damon_perf_find_region(&ranges[3], 1, 200));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_test_find(test, &ranges[3], 1,
+						      100));
+	KUNIT_EXPECT_EQ(test, 0, damon_perf_test_find(test, &ranges[3], 1,
+						      199));
+	KUNIT_EXPECT_EQ(test, out, damon_perf_test_find(test, &ranges[3], 1,
+							200));
 	damon_destroy_target(t);
+
+	/*
+	 * Random ranges, some with gaps between them, and a hint carried
+	 * from lookup to lookup, as the drain carries it: every address in
+	 * order, as a sequential writer's, then random ones.
+	 */
+	many = kunit_kcalloc(test, NR, sizeof(*many), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, many);
+	prandom_seed_state(&rnd, 30);
+	addr = 1000;
+	for (i = 0; i < NR; i++) {
+		if (prandom_u32_state(&rnd) % 4 == 0)
+			addr += 1 + prandom_u32_state(&rnd) % 50;
+		many[i].start = addr;
+		addr += 1 + prandom_u32_state(&rnd) % 50;
+		many[i].end = addr;
+	}
+	last = addr + 2;
+	for (addr = many[0].start - 2; addr < last; addr++) {
+		before = hint;
+		if (!damon_perf_test_hint(test, many, NR, addr, &hint))
+			break;
+		if (hint == before + 1)
+			nr_next++;
+	}
+	/* the hint followed the walk, from each range to the next */
+	KUNIT_EXPECT_EQ(test, NR - 1, nr_next);
+	for (i = 0; i < LOOKUPS; i++) {
+		addr = many[0].start - 2 + prandom_u32_state(&rnd) %
+			(last - many[0].start + 2);
+		if (!damon_perf_test_hint(test, many, NR, addr, &hint))
+			break;
+	}
 }
 
 static void damon_perf_test_match(struct kunit *test)
@@ -1590,11 +1693,15 @@ static void damon_perf_test_aux_read(struct kunit *test)
 }
 
 #ifdef CONFIG_DAMON_PERF_OBSERVE
-/* A producer that refills a ring and asks for a drain during every drain. */
+/*
+ * A producer that refills a ring and asks for a drain during every drain,
+ * until @give_up.
+ */
 struct damon_perf_test_flood {
 	struct damon_perf *perf;
 	unsigned long drains;
-	unsigned long max_drains;
+	unsigned long late;
+	u64 give_up;
 };
 
 static void damon_perf_test_flood_probe(void *data, unsigned int cpu,
@@ -1604,9 +1711,12 @@ static void damon_perf_test_flood_probe(void *data, unsigned int cpu,
 {
 	struct damon_perf_test_flood *flood = data;
 
+	flood->drains++;
 	/* a sleep that never ends keeps the test going until here */
-	if (++flood->drains >= flood->max_drains)
+	if (ktime_get_ns() > flood->give_up) {
+		flood->late++;
 		return;
+	}
 	/* tracepoint probes run with preemption off: this CPU's ring */
 	damon_perf_ring_push(flood->perf->rings, 0x1000, 1);
 	damon_perf_kick(&flood->perf->kick);
@@ -1618,10 +1728,10 @@ static void damon_perf_test_flood_probe(void *data, unsigned int cpu,
  */
 static void damon_perf_test_sleep_flood(struct kunit *test)
 {
-	struct damon_perf_test_flood flood = { .max_drains = 100000 };
+	struct damon_perf_test_flood flood = {};
 	struct damon_perf *perf;
 	struct damon_ctx *ctx;
-	int err;
+	int err, try;
 
 	ctx = damon_new_ctx();
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
@@ -1637,15 +1747,24 @@ static void damon_perf_test_sleep_flood(struct kunit *test)
 					      &flood);
 	KUNIT_ASSERT_EQ(test, 0, err);
 
-	/* the first drain's record; every drain then brings the next */
-	preempt_disable();
-	damon_perf_ring_push(perf->rings, 0x1000, 1);
-	preempt_enable();
-	damon_perf_kick(&perf->kick);
-	/* a millisecond's interval: far fewer drains than the probe allows */
-	damon_perf_sleep(ctx, 1000);
+	/*
+	 * A millisecond's interval, and a second before the probe gives up.
+	 * The sleep looks at its timer before the drain it is asked for: a
+	 * vCPU that stalls for the interval right after the sleep started
+	 * its timer sees none, so a sleep that drained nothing is tried
+	 * again, a few times.
+	 */
+	for (try = 0; try < 5 && !flood.drains; try++) {
+		flood.give_up = ktime_get_ns() + NSEC_PER_SEC;
+		/* the first drain's record; every drain then brings the next */
+		preempt_disable();
+		damon_perf_ring_push(perf->rings, 0x1000, 1);
+		preempt_enable();
+		damon_perf_kick(&perf->kick);
+		damon_perf_sleep(ctx, 1000);
+	}
 	KUNIT_EXPECT_GT(test, flood.drains, 0UL);
-	KUNIT_EXPECT_LT(test, flood.drains, flood.max_drains);
+	KUNIT_EXPECT_EQ(test, 0UL, flood.late);
 
 	unregister_trace_damon_perf_drain(damon_perf_test_flood_probe, &flood);
 	tracepoint_synchronize_unregister();
