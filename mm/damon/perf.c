@@ -942,8 +942,8 @@ static int damon_perf_view(struct damon_perf *perf)
  * @nr:		Number of @ranges.
  * @addr:	The address.
  * @hint:	Index of the range the search looks at first, and the one after
- *		it, before a binary search of the rest; set to the range found.
- *		Any value is safe.
+ *		it, before a binary search of all @ranges; set to the range
+ *		found.  Any value is safe.
  *
  * A writer that walks its memory in order, as a page-fault event sees one
  * do, hits the range it hit last or the next one: two looks find those.
@@ -962,18 +962,17 @@ static int damon_perf_find_region(const struct damon_addr_range *ranges,
 	if (h < nr && addr >= ranges[h].start) {
 		if (addr < ranges[h].end)
 			return h;
-		lo = h;
-		if (h + 1 < nr && addr >= ranges[h + 1].start) {
-			if (addr < ranges[h + 1].end) {
-				*hint = h + 1;
-				return h + 1;
-			}
-			lo = h + 1;
+		if (h + 1 < nr && addr >= ranges[h + 1].start &&
+		    addr < ranges[h + 1].end) {
+			*hint = h + 1;
+			return h + 1;
 		}
-	} else if (h < nr) {
-		hi = h;
 	}
-	/* the last range in [@lo, @hi) that starts at or below @addr */
+	/*
+	 * The last range that starts at or below @addr, of all of them rather
+	 * than of those the hint leaves: the first steps of a search of the
+	 * whole array read the same few ranges each time, which stay cached.
+	 */
 	while (hi - lo > 1) {
 		unsigned int mid = lo + (hi - lo) / 2;
 
