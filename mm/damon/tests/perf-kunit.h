@@ -75,33 +75,6 @@ damon_perf_test_regions(struct kunit *test, struct damon_region **r,
 #define DAMON_PERF_TEST_MISS(miss)	(-((int)(miss) + 1))
 
 /*
- * damon_perf_find_region() from every hint, and from one past the ranges:
- * the same answer from each, with the hint left at the range found, or as
- * it was after a miss.  Returns the answer, or INT_MIN if hints disagree.
- */
-static int damon_perf_test_find(struct kunit *test,
-				const struct damon_addr_range *ranges,
-				unsigned int nr, unsigned long addr)
-{
-	int want = INT_MIN, idx;
-	unsigned int h, hint;
-
-	for (h = 0; h <= nr + 1; h++) {
-		hint = h <= nr ? h : UINT_MAX;
-		idx = damon_perf_find_region(ranges, nr, addr, &hint);
-		if (h == 0)
-			want = idx;
-		KUNIT_EXPECT_EQ_MSG(test, want, idx, "%lu from hint %u", addr,
-				    h);
-		if (idx != want)
-			return INT_MIN;
-		KUNIT_EXPECT_EQ(test, idx < 0 ? (h <= nr ? h : UINT_MAX) :
-				(unsigned int)idx, hint);
-	}
-	return want;
-}
-
-/*
  * The range an address falls in, or its miss, by a look at each of @nr
  * @ranges: what damon_perf_find_region() answers, by other means.
  */
@@ -134,6 +107,30 @@ static bool damon_perf_test_hint(struct kunit *test,
 
 	KUNIT_EXPECT_EQ_MSG(test, want, idx, "%lu from hint %u", addr, before);
 	return idx == want;
+}
+
+/*
+ * damon_perf_find_region() from every hint, and from one past the ranges:
+ * what a look at each range finds, from each, with the hint left at the
+ * range found, or as it was after a miss.  Returns the answer, or INT_MIN
+ * if a lookup found something else.
+ */
+static int damon_perf_test_find(struct kunit *test,
+				const struct damon_addr_range *ranges,
+				unsigned int nr, unsigned long addr)
+{
+	int want = damon_perf_test_find_linear(ranges, nr, addr);
+	unsigned int h, start, hint;
+
+	for (h = 0; h <= nr + 1; h++) {
+		start = h <= nr ? h : UINT_MAX;
+		hint = start;
+		if (!damon_perf_test_hint(test, ranges, nr, addr, &hint))
+			return INT_MIN;
+		KUNIT_EXPECT_EQ(test, want < 0 ? start : (unsigned int)want,
+				hint);
+	}
+	return want;
 }
 
 static void damon_perf_test_find_region(struct kunit *test)
