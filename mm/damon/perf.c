@@ -122,7 +122,11 @@
 #define DAMON_PERF_EST_WEIGHT_MAX	((u64)U16_MAX << DAMON_PERF_EST_SHIFT)
 
 /*
- * struct damon_perf_est - What the estimator knows of a region of the view.
+ * struct damon_perf_est - A region of the view, and what the estimator knows
+ * of it, together: a sampled region's update reads them all.
+ * @region:	The region.
+ * @synced:	The last sampling interval the region's access rate is up to
+ *		date with.
  * @page:	Page frame of the region's last record in the interval.
  * @samples:	Records of the region in the interval being drained, a record
  *		on the page of the one before it not counted; 0 if none.
@@ -132,6 +136,8 @@
  * @warm:	Whether the region is in &damon_perf->warm.
  */
 struct damon_perf_est {
+	struct damon_region *region;
+	unsigned long synced;
 	unsigned long page;
 	u32 samples;
 	u32 total;
@@ -184,24 +190,20 @@ struct damon_perf_target {
  *		the context.
  * @starting:	Whether the first round of event creation is running.
  * @targets:	The drain's view of the targets, @nr_targets of them.
- * @regions:	The drain's view of every target's regions, in order,
- *		@nr_regions of them.
- * @ranges:	The address range of each of @regions, copied, so that the
+ * @est:	The drain's view of every target's regions, in order,
+ *		@nr_regions of them, and what the estimator knows of each.
+ * @ranges:	The address range of each of @est, copied, so that the
  *		drain's search reads one array rather than the regions.
- * @hit:	Indices in @regions of the regions that got a sample in this
+ * @hit:	Indices in @est of the regions that got a sample in this
  *		interval, @nr_hit of them.
- * @synced:	For each of @regions, the last sampling interval its access
- *		rate is up to date with.
- * @est:	For each of @regions, what the estimator knows of it.
- * @warm:	Indices in @regions of the regions whose access rates an
+ * @warm:	Indices in @est of the regions whose access rates an
  *		interval without samples of them may change, @nr_warm of them
  *		(see damon_perf_warm()).
  * @carry:	The credits of the last layout, which the next one inherits
  *		(see damon_perf_carry_over()).
  * @carry_ok:	Whether the view's regions are up to date, so that the next
  *		layout may inherit their credits.
- * @regions_cap: Capacity of @regions, @ranges, @hit, @synced, @est, @warm
- *		and @carry.
+ * @regions_cap: Capacity of @est, @ranges, @hit, @warm and @carry.
  * @targets_cap: Capacity of @targets.
  * @now:	Sampling intervals checked since the start.
  * @laid_out:	@now at the last damon_perf_sync(), since which @sq and
@@ -246,13 +248,11 @@ struct damon_perf {
 	bool starting;
 	struct damon_perf_target *targets;
 	unsigned int nr_targets;
-	struct damon_region **regions;
+	struct damon_perf_est *est;
 	struct damon_addr_range *ranges;
 	unsigned int nr_regions;
 	unsigned int *hit;
 	unsigned int nr_hit;
-	unsigned long *synced;
-	struct damon_perf_est *est;
 	unsigned int *warm;
 	unsigned int nr_warm;
 	struct damon_perf_carry *carry;
@@ -640,18 +640,14 @@ enum damon_perf_drain_mode {
 /* Free the drain's view of the regions. */
 static void damon_perf_free_view(struct damon_perf *perf)
 {
-	kvfree(perf->regions);
+	kvfree(perf->est);
 	kvfree(perf->ranges);
 	kvfree(perf->hit);
-	kvfree(perf->synced);
-	kvfree(perf->est);
 	kvfree(perf->warm);
 	kvfree(perf->carry);
-	perf->regions = NULL;
+	perf->est = NULL;
 	perf->ranges = NULL;
 	perf->hit = NULL;
-	perf->synced = NULL;
-	perf->est = NULL;
 	perf->warm = NULL;
 	perf->nr_warm = 0;
 	perf->carry = NULL;
@@ -728,7 +724,7 @@ static pid_t damon_perf_tgid(struct damon_ctx *ctx, struct damon_target *t)
  */
 static bool damon_perf_warm(struct damon_perf *perf, unsigned int i)
 {
-	struct damon_region *r = perf->regions[i];
+	struct damon_region *r = perf->est[i].region;
 
 	return r->nr_accesses || r->last_nr_accesses ||
 		perf->est[i].credit >= DAMON_PERF_EST_ONE;
@@ -772,10 +768,9 @@ static unsigned int damon_perf_carry_over(struct damon_perf *perf)
 static unsigned long damon_perf_view_bytes(const struct damon_perf *perf)
 {
 	return perf->targets_cap * sizeof(*perf->targets) +
-		perf->regions_cap * (sizeof(*perf->regions) +
+		perf->regions_cap * (sizeof(*perf->est) +
 				     sizeof(*perf->ranges) +
-				     sizeof(*perf->hit) + sizeof(*perf->synced) +
-				     sizeof(*perf->est) + sizeof(*perf->warm) +
+				     sizeof(*perf->hit) + sizeof(*perf->warm) +
 				     sizeof(*perf->carry));
 }
 
@@ -820,23 +815,18 @@ static int damon_perf_build_view(struct damon_perf *perf)
 		/* the last layout's credits are read below, from @carry */
 		perf->carry = NULL;
 		damon_perf_free_view(perf);
-		perf->regions = kvcalloc(nr_regions, sizeof(*perf->regions),
-					 GFP_KERNEL);
+		perf->est = kvcalloc(nr_regions, sizeof(*perf->est),
+				     GFP_KERNEL);
 		perf->ranges = kvcalloc(nr_regions, sizeof(*perf->ranges),
 					GFP_KERNEL);
 		perf->hit = kvcalloc(nr_regions, sizeof(*perf->hit),
-				     GFP_KERNEL);
-		perf->synced = kvcalloc(nr_regions, sizeof(*perf->synced),
-					GFP_KERNEL);
-		perf->est = kvcalloc(nr_regions, sizeof(*perf->est),
 				     GFP_KERNEL);
 		perf->warm = kvcalloc(nr_regions, sizeof(*perf->warm),
 				      GFP_KERNEL);
 		perf->carry = kvcalloc(nr_regions, sizeof(*perf->carry),
 				       GFP_KERNEL);
-		if (!perf->regions || !perf->ranges || !perf->hit ||
-		    !perf->synced || !perf->est || !perf->warm ||
-		    !perf->carry) {
+		if (!perf->est || !perf->ranges || !perf->hit ||
+		    !perf->warm || !perf->carry) {
 			damon_perf_free_view(perf);
 			kvfree(carry);
 			return -ENOMEM;
@@ -859,7 +849,8 @@ static int damon_perf_build_view(struct damon_perf *perf)
 		damon_for_each_region(r, t) {
 			struct damon_perf_est *est = &perf->est[i];
 
-			perf->synced[i] = perf->now;
+			est->region = r;
+			est->synced = perf->now;
 			est->samples = 0;
 			est->total = 0;
 			/* else a random start, so that no share is rounded down */
@@ -869,7 +860,6 @@ static int damon_perf_build_view(struct damon_perf *perf)
 				est->credit = prandom_u32_state(&perf->rnd) %
 					DAMON_PERF_EST_ONE;
 			perf->ranges[i] = r->ar;
-			perf->regions[i] = r;
 			est->warm = false;
 			if (damon_perf_warm(perf, i))
 				damon_perf_add_warm(perf, i);
@@ -951,14 +941,13 @@ static int damon_perf_view(struct damon_perf *perf)
  * Return: index of the range in @ranges, or -(&enum damon_perf_miss + 1)
  * if no range holds @addr.
  */
-static int damon_perf_find_region(const struct damon_addr_range *ranges,
-				  unsigned int nr, unsigned long addr,
-				  unsigned int *hint)
+static __always_inline int
+damon_perf_find_region(const struct damon_addr_range *ranges, unsigned int nr,
+		       unsigned long addr, unsigned int *hint)
 {
 	unsigned int lo = 0, hi = nr, h = *hint;
 
-	if (!nr || addr < ranges[0].start || addr >= ranges[nr - 1].end)
-		return -(DAMON_PERF_MISS_BOUND + 1);
+	/* the hinted range, then the next, each three branches */
 	if (h < nr && addr >= ranges[h].start) {
 		if (addr < ranges[h].end)
 			return h;
@@ -968,6 +957,8 @@ static int damon_perf_find_region(const struct damon_addr_range *ranges,
 			return h + 1;
 		}
 	}
+	if (!nr || addr < ranges[0].start || addr >= ranges[nr - 1].end)
+		return -(DAMON_PERF_MISS_BOUND + 1);
 	/*
 	 * The last range that starts at or below @addr, of all of them rather
 	 * than of those the hint leaves: the first steps of a search of the
@@ -992,8 +983,8 @@ static int damon_perf_find_region(const struct damon_addr_range *ranges,
  * Match & update: find the target and region of @rec.  Returns the global
  * region index, or -(&enum damon_perf_miss + 1).
  */
-static int damon_perf_match(struct damon_perf *perf,
-			    const struct damon_perf_record *rec)
+static __always_inline int damon_perf_match(struct damon_perf *perf,
+					    const struct damon_perf_record *rec)
 {
 	struct damon_perf_target *pt = NULL;
 	unsigned int i;
@@ -1023,8 +1014,8 @@ static int damon_perf_match(struct damon_perf *perf,
  * Count a record at @addr of region @idx of the view for the interval being
  * checked.  Returns whether it is the region's first of the interval.
  */
-static bool damon_perf_count(struct damon_perf *perf, unsigned int idx,
-			     u64 addr)
+static __always_inline bool damon_perf_count(struct damon_perf *perf,
+					     unsigned int idx, u64 addr)
 {
 	struct damon_perf_est *est = &perf->est[idx];
 	unsigned long page = addr >> PAGE_SHIFT;
@@ -1429,21 +1420,27 @@ static int damon_perf_drain(struct damon_perf *perf, bool update)
  * an aggregation's intervals (see damon_perf_update_hit()), and so are the
  * intervals counted as accessed here.
  */
-static void damon_perf_age(struct damon_perf *perf, unsigned int i,
-			   unsigned long to, struct damon_attrs *attrs)
+static __always_inline void damon_perf_age(struct damon_perf *perf,
+					   unsigned int i, unsigned long to,
+					   struct damon_attrs *attrs)
 {
 	struct damon_perf_est *est = &perf->est[i];
-	struct damon_region *r = perf->regions[i];
-	unsigned long intervals = to - perf->synced[i];
-	unsigned long accessed = min_t(unsigned long, intervals,
-				       est->credit >> DAMON_PERF_EST_SHIFT);
+	struct damon_region *r = est->region;
+	unsigned long intervals = to - est->synced;
+	unsigned long accessed;
 
+	if (!intervals)
+		return;
+	accessed = min_t(unsigned long, intervals,
+			 est->credit >> DAMON_PERF_EST_SHIFT);
 	est->credit -= accessed << DAMON_PERF_EST_SHIFT;
 	intervals -= accessed;
 	while (accessed--)
 		damon_update_region_access_rate(r, true, attrs);
-	damon_update_region_access_rate_idle(r, intervals, attrs);
-	perf->synced[i] = to;
+	/* with no last_nr_accesses, an interval not accessed takes nothing */
+	if (intervals && r->last_nr_accesses)
+		damon_update_region_access_rate_idle(r, intervals, attrs);
+	est->synced = to;
 }
 
 /* Pages of region @idx of the view, at least one. */
@@ -1573,9 +1570,9 @@ static unsigned int damon_perf_update_hit(struct damon_perf *perf,
 		credit = min(est->credit + share, credit_max);
 		if (credit >= DAMON_PERF_EST_ONE) {
 			credit -= DAMON_PERF_EST_ONE;
-			r = perf->regions[idx];
+			r = est->region;
 			damon_update_region_access_rate(r, true, attrs);
-			perf->synced[idx] = now;
+			est->synced = now;
 			max_nr_accesses = max(r->nr_accesses, max_nr_accesses);
 		}
 		est->credit = credit;
@@ -1610,7 +1607,7 @@ static unsigned int damon_perf_sync(struct damon_perf *perf,
 	for (w = 0; w < perf->nr_warm; w++) {
 		i = perf->warm[w];
 		damon_perf_age(perf, i, perf->now, attrs);
-		max_nr_accesses = max(perf->regions[i]->nr_accesses,
+		max_nr_accesses = max(perf->est[i].region->nr_accesses,
 				      max_nr_accesses);
 		/* only a sampled region, which is warm, has a total */
 		perf->est[i].total = 0;
@@ -1747,7 +1744,7 @@ bool damon_perf_walk_busy(struct damon_ctx *ctx,
 	if (!perf || !perf->view_valid || !damon_perf_layout_holds(perf))
 		return false;
 	for (w = 0; w < perf->nr_warm; w++)
-		fn(perf->regions[perf->warm[w]], arg);
+		fn(perf->est[perf->warm[w]].region, arg);
 	return true;
 }
 

@@ -220,7 +220,6 @@ static void damon_perf_test_match(struct kunit *test)
 	struct damon_addr_range ranges[4];
 	struct damon_target *t = damon_perf_test_regions(test, r, ranges);
 
-	perf.regions = r;
 	perf.ranges = ranges;
 	KUNIT_EXPECT_EQ(test, 1, damon_perf_match(&perf, &rec));
 
@@ -269,7 +268,6 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 	struct damon_target *t = damon_perf_test_regions(test, r, ranges);
 	unsigned int cpu, i, n;
 
-	perf.regions = r;
 	perf.ranges = ranges;
 	perf.hit = kunit_kcalloc(test, ARRAY_SIZE(r), sizeof(*perf.hit),
 				 GFP_KERNEL);
@@ -277,6 +275,8 @@ static void damon_perf_test_drain_modes(struct kunit *test)
 	perf.est = kunit_kcalloc(test, ARRAY_SIZE(r), sizeof(*perf.est),
 				 GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, perf.est);
+	for (i = 0; i < ARRAY_SIZE(r); i++)
+		perf.est[i].region = r[i];
 	KUNIT_ASSERT_EQ(test, 0, damon_perf_obs_init(&perf.obs));
 	perf.rings = damon_perf_rings_alloc(&perf.obs,
 					    DAMON_PERF_RING_ORDER);
@@ -425,8 +425,8 @@ static void damon_perf_test_lazy_update(struct kunit *test)
 		for (i = 0; i < perf->nr_warm; i++)
 			warm[perf->warm[i]] = true;
 		for (i = 0; i < NR; i++)
-			ok &= warm[i] || (!perf->regions[i]->nr_accesses &&
-					  !perf->regions[i]->last_nr_accesses);
+			ok &= warm[i] || (!perf->est[i].region->nr_accesses &&
+					  !perf->est[i].region->last_nr_accesses);
 		KUNIT_EXPECT_TRUE_MSG(test, ok, "warm, interval %u", k);
 		if (!(k % AGGR)) {
 			/* as kdamond_reset_aggregated() does */
@@ -683,21 +683,21 @@ static void damon_perf_test_warm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 2U, perf->nr_warm);
 	KUNIT_EXPECT_EQ(test, 10U, damon_perf_sync(perf, &attrs));
 	/* 50000 less 10 intervals of 5 * 10000 / 20 */
-	KUNIT_EXPECT_EQ(test, 25000U, perf->regions[3]->nr_accesses_bp);
-	KUNIT_EXPECT_EQ(test, 100000U, perf->regions[5]->nr_accesses_bp);
+	KUNIT_EXPECT_EQ(test, 25000U, perf->est[3].region->nr_accesses_bp);
+	KUNIT_EXPECT_EQ(test, 100000U, perf->est[5].region->nr_accesses_bp);
 	KUNIT_EXPECT_EQ(test, 2U, perf->nr_warm);
 
 	/* an aggregation without samples: region 3 cools, 5 stays warm */
 	damon_perf_test_idle_aggr(test, perf, t, &attrs, AGGR);
 	KUNIT_EXPECT_EQ(test, 1U, perf->nr_warm);
-	KUNIT_EXPECT_EQ(test, 0U, perf->regions[5]->nr_accesses_bp);
-	KUNIT_EXPECT_EQ(test, 25000U, perf->regions[3]->nr_accesses_bp);
+	KUNIT_EXPECT_EQ(test, 0U, perf->est[5].region->nr_accesses_bp);
+	KUNIT_EXPECT_EQ(test, 25000U, perf->est[3].region->nr_accesses_bp);
 
 	/* DAMON core's walk at the aggregation's end visits region 5 */
 	ctx->perf = perf;
 	KUNIT_EXPECT_TRUE(test, damon_perf_walk_busy(ctx, damon_perf_test_busy,
 						     &walk));
-	KUNIT_EXPECT_PTR_EQ(test, perf->regions[5], walk.last);
+	KUNIT_EXPECT_PTR_EQ(test, perf->est[5].region, walk.last);
 	KUNIT_EXPECT_EQ(test, 1U, walk.nr);
 	/* and none once the regions may have changed */
 	t->regions_gen++;
@@ -716,7 +716,7 @@ static void damon_perf_test_warm(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, NR, damon_perf_view(perf));
 	damon_perf_count(perf, 3, perf->ranges[3].start);
 	KUNIT_EXPECT_EQ(test, 1U, damon_perf_update_hit(perf, &attrs));
-	KUNIT_EXPECT_EQ(test, 35000U, perf->regions[3]->nr_accesses_bp);
+	KUNIT_EXPECT_EQ(test, 35000U, perf->est[3].region->nr_accesses_bp);
 	KUNIT_EXPECT_EQ(test, 1U, perf->nr_warm);
 
 	damon_perf_test_est_free(perf);
@@ -726,7 +726,7 @@ static void damon_perf_test_warm(struct kunit *test)
 static void damon_perf_test_est_samples(struct damon_perf *perf,
 					unsigned int idx, unsigned int n)
 {
-	unsigned long start = perf->regions[idx]->ar.start;
+	unsigned long start = perf->est[idx].region->ar.start;
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
@@ -743,7 +743,7 @@ static void damon_perf_test_est_expect(struct kunit *test,
 
 	for (i = 0; i < nr; i++)
 		KUNIT_EXPECT_EQ_MSG(test, expect[i],
-				    perf->regions[i]->nr_accesses,
+				    perf->est[i].region->nr_accesses,
 				    "region %u", i);
 }
 
@@ -774,7 +774,7 @@ static void damon_perf_test_estimate_exact(struct kunit *test)
 		damon_perf_test_est_samples(perf, 0, 25);
 		damon_perf_test_est_samples(perf, 1, 1);
 		for (i = 0; i < 50; i++)
-			damon_perf_count(perf, 3, perf->regions[3]->ar.start);
+			damon_perf_count(perf, 3, perf->est[3].region->ar.start);
 		damon_perf_test_est_samples(perf, 4, 80);
 		damon_perf_update_hit(perf, &attrs);
 	}
@@ -828,11 +828,11 @@ static void damon_perf_test_estimate_sparse(struct kunit *test)
 	for (k = 0; k < 4; k++)
 		damon_perf_update_hit(perf, &attrs);
 	damon_perf_sync(perf, &attrs);
-	KUNIT_EXPECT_EQ(test, 24, perf->regions[4]->nr_accesses);
+	KUNIT_EXPECT_EQ(test, 24, perf->est[4].region->nr_accesses);
 	KUNIT_EXPECT_EQ(test, 19U << DAMON_PERF_EST_SHIFT,
 			perf->est[4].credit);
 	/* without samples, the others count their credits' whole intervals */
-	KUNIT_EXPECT_EQ(test, 20, perf->regions[0]->nr_accesses);
+	KUNIT_EXPECT_EQ(test, 20, perf->est[0].region->nr_accesses);
 	damon_perf_test_est_free(perf);
 }
 
