@@ -122,8 +122,7 @@
 #define DAMON_PERF_EST_WEIGHT_MAX	((u64)U16_MAX << DAMON_PERF_EST_SHIFT)
 
 /*
- * struct damon_perf_est - A region of the view, and what the estimator knows
- * of it, together: a sampled region's update reads them all.
+ * struct damon_perf_est - A region of the view and the estimator's state of it.
  * @region:	The region.
  * @synced:	The last sampling interval the region's access rate is up to
  *		date with.
@@ -160,7 +159,7 @@ struct damon_perf_carry {
 /*
  * struct damon_perf_target - A target as seen by the drain.
  * @tgid:	Thread group id of the target's process (virtual address).
- * @first:	Index of the target's first region in &damon_perf.regions.
+ * @first:	Index of the target's first region in &damon_perf->est.
  * @nr:		Number of the target's regions.
  * @gen:	The target's &damon_target->regions_gen when its regions were
  *		laid out.
@@ -192,7 +191,7 @@ struct damon_perf_target {
  * @targets:	The drain's view of the targets, @nr_targets of them.
  * @est:	The drain's view of every target's regions, in order,
  *		@nr_regions of them, and what the estimator knows of each.
- * @ranges:	The address range of each of @est, copied, so that the
+ * @ranges:	The address range of each region of @est, copied, so that the
  *		drain's search reads one array rather than the regions.
  * @hit:	Indices in @est of the regions that got a sample in this
  *		interval, @nr_hit of them.
@@ -208,7 +207,7 @@ struct damon_perf_target {
  * @now:	Sampling intervals checked since the start.
  * @laid_out:	@now at the last damon_perf_sync(), since which @sq and
  *		@nr_samples count.
- * @view_valid:	Whether @targets and @regions still lay out the regions.
+ * @view_valid:	Whether @targets and @est still lay out the regions.
  * @view_check:	Whether DAMON core may have changed the regions since the
  *		last access check, so that @view_valid is to be checked.
  * @exact:	Whether every event samples each of its events, so that each
